@@ -1,0 +1,92 @@
+"""Server configuration, read once at an entry point from the environment and an optional `.env`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field, SecretStr, ValidationError, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class SettingsError(Exception):
+    """A setting is missing or invalid; the message names it and says how to fix it."""
+
+
+class Settings(BaseSettings):
+    """Every knob an operator can turn. Names are the public contract: keep them."""
+
+    model_config = SettingsConfigDict(
+        env_file=".env", extra="ignore", case_sensitive=True, use_attribute_docstrings=True
+    )
+
+    APP_ID: int | None = None
+    """GitHub App id, shown on the App's settings page."""
+    PRIVATE_KEY: SecretStr | None = None
+    """The App's PEM private key, inline (newlines may be written as `\\n`)."""
+    PRIVATE_KEY_PATH: Path | None = None
+    """Path to the App's PEM private key file, as an alternative to PRIVATE_KEY."""
+    WEBHOOK_SECRET: SecretStr | None = None
+    """Secret GitHub signs webhook deliveries with; the web process refuses webhooks without it."""
+    GITHUB_API_URL: str = "https://api.github.com"
+    """REST base URL; for GitHub Enterprise Server `https://HOST/api/v3`."""
+    BOT_NAME: str | None = None
+    """The handle people @mention, without `@`; defaults to the App's slug."""
+    TRIGGER_LABEL: str = "wrench"
+    """The label that starts work on an issue or pull request."""
+    REDIS_URL: str = "redis://127.0.0.1:6379/0"
+    """Redis holding the job queue, delivery ids and job state."""
+    QUEUE_NAME: str = "wrench"
+    """rq queue for agent jobs."""
+    LLM_MODEL: str | None = None
+    """Any litellm model name, e.g. `openai/gpt-4.1` or `anthropic/claude-sonnet-4-5`."""
+    LLM_API_KEY: SecretStr | None = None
+    """Key for the model provider."""
+    LLM_BASE_URL: str | None = None
+    """Base URL of an OpenAI-compatible server, when not the provider's default."""
+    SANDBOX_IMAGE: str = "wrench-sandbox:latest"
+    """Docker image the sandbox runs; `scripts/setup` builds the project's own under this name."""
+    MAX_STEPS: int = Field(50, gt=0)
+    """Hard limit on agent steps per job."""
+    MAX_COST_USD: float = Field(3.0, gt=0)
+    """Hard limit on model spend per job, in US dollars."""
+    JOB_TIMEOUT_S: int = Field(1800, gt=0)
+    """Hard limit on a job's wall-clock time, in seconds."""
+    SLACK_SIGNING_SECRET: SecretStr | None = None
+    """Slack's request signing secret, for `/slack/commands`."""
+    LOG_FORMAT: str = Field("text", pattern="^(text|json)$")
+    """`text` for people, `json` for log collectors."""
+
+    @model_validator(mode="after")
+    def _one_private_key(self) -> Settings:
+        if self.PRIVATE_KEY and self.PRIVATE_KEY_PATH:
+            raise ValueError("set PRIVATE_KEY or PRIVATE_KEY_PATH, not both")
+        if self.PRIVATE_KEY_PATH and not self.PRIVATE_KEY_PATH.is_file():
+            raise ValueError(f"PRIVATE_KEY_PATH: no file at {self.PRIVATE_KEY_PATH}")
+        return self
+
+    def private_key(self) -> str | None:
+        """The App's PEM key from whichever setting holds it."""
+        if self.PRIVATE_KEY_PATH:
+            return self.PRIVATE_KEY_PATH.read_text()
+        if self.PRIVATE_KEY:
+            return self.PRIVATE_KEY.get_secret_value().replace("\\n", "\n")
+        return None
+
+    def secret_values(self) -> list[str]:
+        """Every secret this configuration holds, for redaction."""
+        secrets = [self.WEBHOOK_SECRET, self.LLM_API_KEY, self.SLACK_SIGNING_SECRET]
+        values = [s.get_secret_value() for s in secrets if s]
+        key = self.private_key()
+        return values + ([key] if key else [])
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Read the settings, turning validation errors into one message that names each setting."""
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            name = ".".join(str(part) for part in error["loc"]) or "configuration"
+            problems.append(f"{name}: {error['msg']}")
+        raise SettingsError("invalid configuration: " + "; ".join(problems)) from None
