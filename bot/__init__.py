@@ -1,0 +1,1 @@
+"""The web tier: verify, route, enqueue, answer. It never imports litellm or docker."""

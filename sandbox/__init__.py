@@ -1,0 +1,1 @@
+"""The sandbox: a hardened container where the agent's commands run."""

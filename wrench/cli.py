@@ -1,0 +1,58 @@
+"""The `wrench` command: run the web, worker and scheduler processes."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+
+from wrench.settings import SettingsError, load_settings
+
+
+def _web(args: argparse.Namespace) -> None:
+    from bot.server import serve
+
+    serve(load_settings(), port=args.port)
+
+
+def _worker(args: argparse.Namespace) -> None:
+    from redis import Redis
+    from rq import Queue, Worker
+
+    from wrench.logs import configure_logging
+
+    settings = load_settings()
+    configure_logging(settings)
+    redis = Redis.from_url(settings.REDIS_URL)
+    Worker([Queue(settings.QUEUE_NAME, connection=redis)], connection=redis).work(burst=args.burst)
+
+
+def _scheduler(args: argparse.Namespace) -> None:
+    # Scheduled maintenance is not built yet: the process validates settings and waits.
+    load_settings()
+    signal.sigwait({signal.SIGINT, signal.SIGTERM})
+
+
+def parser() -> argparse.ArgumentParser:
+    root = argparse.ArgumentParser(prog="wrench", description="A self-hosted coding agent.")
+    commands = root.add_subparsers(dest="command", required=True)
+    web = commands.add_parser("web", help="serve webhooks (gunicorn)")
+    web.add_argument("--port", type=int, default=int(os.environ.get("PORT", "3000")))
+    web.set_defaults(run=_web)
+    worker = commands.add_parser("worker", help="run queued agent jobs (rq worker)")
+    worker.add_argument("--burst", action="store_true", help="exit when the queue is empty")
+    worker.set_defaults(run=_worker)
+    scheduler = commands.add_parser("scheduler", help="enqueue scheduled maintenance runs")
+    scheduler.set_defaults(run=_scheduler)
+    return root
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
+    try:
+        args.run(args)
+    except SettingsError as exc:
+        sys.exit(f"wrench: {exc}")
+    except KeyboardInterrupt:
+        pass

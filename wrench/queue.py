@@ -1,0 +1,31 @@
+"""Putting job specs on the rq queue by dotted path, so the web tier never imports the worker."""
+
+from __future__ import annotations
+
+from redis import Redis
+from rq import Queue
+
+from wrench.jobs import JobSpec
+
+JOB_FUNCTION = "worker.job.run_job"
+RESULT_TTL_S = 7 * 86400
+
+
+class JobQueue:
+    """The agent-job queue; every job gets an explicit timeout."""
+
+    def __init__(self, redis: Redis, name: str, job_timeout_s: int) -> None:
+        self._queue = Queue(name, connection=redis)
+        self._job_timeout_s = job_timeout_s
+
+    def enqueue(self, spec: JobSpec) -> str:
+        """Queue one job and return its id."""
+        job = self._queue.enqueue(
+            JOB_FUNCTION,
+            spec.model_dump(mode="json"),
+            job_timeout=self._job_timeout_s,
+            result_ttl=RESULT_TTL_S,
+            failure_ttl=RESULT_TTL_S,
+            description=f"{spec.repository}#{spec.number} ({spec.trigger}) by {spec.requester}",
+        )
+        return job.id
