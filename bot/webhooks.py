@@ -72,7 +72,7 @@ def _enqueue(web, delivery: Delivery, specs: list[JobSpec]):
         if not web.redis.set(key, "1", nx=True, ex=DELIVERY_TTL_S):
             return jsonify(ignored="duplicate delivery", jobs=[]), 200
         try:
-            job_ids = [web.queue.enqueue(spec) for spec in specs]
+            job_ids = web.queue.enqueue(*specs)
         except RedisError:
             web.redis.delete(key)
             raise

@@ -39,3 +39,7 @@ class JobSpec(BaseModel):
     """The GitHub delivery that caused the job, for logs and de-duplication."""
     comment_id: int | None = None
     """The triggering comment or review, to react to and to read its context."""
+
+    def describe(self) -> str:
+        """`owner/repo#12 (comment) by login`, for job lists and logs."""
+        return f"{self.repository}#{self.number} ({self.trigger}) by {self.requester}"

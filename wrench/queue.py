@@ -18,14 +18,20 @@ class JobQueue:
         self._queue = Queue(name, connection=redis)
         self._job_timeout_s = job_timeout_s
 
-    def enqueue(self, spec: JobSpec) -> str:
-        """Queue one job and return its id."""
-        job = self._queue.enqueue(
-            JOB_FUNCTION,
-            spec.model_dump(mode="json"),
-            job_timeout=self._job_timeout_s,
-            result_ttl=RESULT_TTL_S,
-            failure_ttl=RESULT_TTL_S,
-            description=f"{spec.repository}#{spec.number} ({spec.trigger}) by {spec.requester}",
-        )
-        return job.id
+    def enqueue(self, *specs: JobSpec) -> list[str]:
+        """Queue jobs in one Redis transaction and return their ids."""
+        with self._queue.connection.pipeline() as pipe:
+            jobs = [
+                self._queue.enqueue(
+                    JOB_FUNCTION,
+                    spec.model_dump(mode="json"),
+                    job_timeout=self._job_timeout_s,
+                    result_ttl=RESULT_TTL_S,
+                    failure_ttl=RESULT_TTL_S,
+                    description=spec.describe(),
+                    pipeline=pipe,
+                )
+                for spec in specs
+            ]
+            pipe.execute()
+        return [job.id for job in jobs]
