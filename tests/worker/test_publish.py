@@ -1,0 +1,124 @@
+"""Publishing: a PR, an update of the open PR, a commit on a PR, an answer, incomplete work."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.worker.conftest import REPO
+from worker.git import Checkout, Identity
+from worker.github import GitHubKitRepo, installation_client
+from worker.publish import PublishRefused, Target, Work, publish
+from wrench.secrets import Redactor
+
+BOT = Identity("wrench[bot]", "1+wrench[bot]@users.noreply.github.com")
+DONE = Work(finished=True, message="Added the exclamation mark.", summary="3 steps, $0.01, 9 s")
+
+
+@pytest.fixture
+def world(fake_github, tmp_path):
+    token = fake_github.mint_token(4242, {"repositories": ["hello"]}).value
+    with installation_client(fake_github.url, token) as client:
+        yield fake_github, GitHubKitRepo(client, REPO), token, tmp_path
+
+
+def clone(world, branch="main", name="c"):
+    fake, _, token, tmp = world
+    url = f"{fake.url}/git/{REPO}.git"
+    return Checkout.clone(url, branch, tmp / f"{name}-git", tmp / f"{name}-work", token)
+
+
+def issue_target(**changes):
+    base = dict(
+        number=1,
+        title="Greeting lacks punctuation",
+        is_pull_request=False,
+        branch="wrench/issue-1",
+        base="main",
+        push_allowed=True,
+        draft=True,
+    )
+    return Target(**{**base, **changes})
+
+
+def edit(checkout, text='def greet(name):\n    return "Hello, " + name + "!"\n'):
+    (checkout.work_tree / "hello.py").write_text(text)
+
+
+def test_changes_on_an_issue_open_a_draft_pull_request(world):
+    fake, github, _, _ = world
+    checkout = clone(world)
+    edit(checkout)
+    outcome = publish(checkout, github, issue_target(), DONE, BOT, Redactor())
+
+    [pull] = fake.open_pulls(REPO)
+    assert outcome.url == pull["html_url"] and f"#{pull['number']}" in outcome.comment
+    assert pull["draft"] is True and pull["head"]["ref"] == "wrench/issue-1"
+    assert pull["body"].startswith("Fixes #1\n") and "3 steps, $0.01" in pull["body"]
+    assert "!" in fake.read_file(REPO, "wrench/issue-1", "hello.py")
+
+
+def test_a_second_run_updates_the_open_pull_request(world):
+    fake, github, _, _ = world
+    first = clone(world)
+    edit(first)
+    publish(first, github, issue_target(), DONE, BOT, Redactor())
+    second = clone(world, "wrench/issue-1", "again")
+    edit(second, "print('more')\n")
+    again = Work(finished=True, message="More.", summary="1 step")
+    outcome = publish(second, github, issue_target(), again, BOT, Redactor())
+
+    [pull] = fake.open_pulls(REPO)
+    assert "updated" in outcome.comment and pull["body"].startswith("Fixes #1\n\nMore.")
+    assert len(fake.commits(REPO, "wrench/issue-1")) == 3
+
+
+def test_no_changes_is_an_answer(world):
+    fake, github, _, _ = world
+    answer = Work(finished=True, message="`greet` is in hello.py.", summary="")
+    outcome = publish(clone(world), github, issue_target(), answer, BOT, Redactor())
+    assert outcome.comment == "`greet` is in hello.py." and outcome.url is None
+    assert fake.branch_sha(REPO, "wrench/issue-1") is None and fake.open_pulls(REPO) == []
+
+
+def test_incomplete_work_is_pushed_without_a_pull_request(world):
+    fake, github, _, _ = world
+    checkout = clone(world)
+    edit(checkout)
+    stopped = Work(finished=False, message="the step limit (5) was reached", summary="")
+    outcome = publish(checkout, github, issue_target(), stopped, BOT, Redactor())
+    assert "incomplete" in outcome.comment and "step limit" in outcome.comment
+    assert fake.branch_sha(REPO, "wrench/issue-1") and fake.open_pulls(REPO) == []
+
+
+def test_changes_on_a_pull_request_are_pushed_to_its_branch(world):
+    fake, github, _, _ = world
+    fake.commit_to_branch(REPO, "feature", {"feature.txt": "f"})
+    checkout = clone(world, "feature", "pr")
+    edit(checkout)
+    target = issue_target(number=2, is_pull_request=True, branch="feature")
+    outcome = publish(checkout, github, target, DONE, BOT, Redactor())
+    assert outcome.comment.startswith("pushed ")
+    assert fake.commits(REPO, "feature")[0]["message"].startswith("Address #2")
+    assert fake.open_pulls(REPO) == []
+
+
+def test_a_fork_gets_the_diff_in_the_comment_and_nothing_is_pushed(world):
+    fake, github, _, _ = world
+    checkout = clone(world)
+    edit(checkout)
+    target = issue_target(is_pull_request=True, push_allowed=False, branch="theirs")
+    outcome = publish(checkout, github, target, DONE, BOT, Redactor())
+    assert (
+        "from a fork" in outcome.comment and '+    return "Hello, " + name + "!"' in outcome.comment
+    )
+    assert fake.branch_sha(REPO, "theirs") is None
+
+
+@pytest.mark.parametrize("leak", ["ghp_" + "x" * 36, "the-llm-key-value-123"])
+def test_a_secret_in_the_changes_is_never_pushed(world, leak):
+    fake, github, _, _ = world
+    checkout = clone(world)
+    edit(checkout, f"TOKEN = '{leak}'\n")
+    with pytest.raises(PublishRefused):
+        publish(checkout, github, issue_target(), DONE, BOT, Redactor(["the-llm-key-value-123"]))
+    assert fake.branch_sha(REPO, "wrench/issue-1") is None and fake.open_pulls(REPO) == []
