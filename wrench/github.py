@@ -18,4 +18,4 @@ def app_client(settings: Settings) -> GitHub:
 def app_slug(settings: Settings) -> str:
     """The App's slug, which is also the name people @mention."""
     with app_client(settings) as github:
-        return github.rest.apps.get_authenticated().parsed_data.slug
+        return github.request("GET", "/app").json()["slug"]

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from redis import Redis
-from rq import Queue
+from rq import Callback, Queue
+from rq.job import Dependency
 
 from wrench.jobs import JobSpec
 
 JOB_FUNCTION = "worker.job.run_job"
+# Runs when a job fails, including when rq finds it abandoned by a dead worker.
+FAILURE_CALLBACK = "worker.failures.on_job_failure"
 RESULT_TTL_S = 7 * 86400
 
 
@@ -18,8 +21,14 @@ class JobQueue:
         self._queue = Queue(name, connection=redis)
         self._job_timeout_s = job_timeout_s
 
-    def enqueue(self, *specs: JobSpec) -> list[str]:
-        """Queue jobs in one Redis transaction and return their ids."""
+    def enqueue(
+        self, *specs: JobSpec, after: str | None = None, meta: dict | None = None
+    ) -> list[str]:
+        """Queue jobs in one Redis transaction and return their ids.
+
+        `after` names a job they wait for, whether it succeeds or fails.
+        """
+        depends_on = Dependency(jobs=[after], allow_failure=True) if after else None
         with self._queue.connection.pipeline() as pipe:
             jobs = [
                 self._queue.enqueue(
@@ -29,6 +38,9 @@ class JobQueue:
                     result_ttl=RESULT_TTL_S,
                     failure_ttl=RESULT_TTL_S,
                     description=spec.describe(),
+                    on_failure=Callback(FAILURE_CALLBACK),
+                    depends_on=depends_on,
+                    meta=meta,
                     pipeline=pipe,
                 )
                 for spec in specs
