@@ -11,7 +11,7 @@ from redis import Redis
 from redis.exceptions import RedisError
 from werkzeug.exceptions import HTTPException
 
-from bot import health, webhooks
+from bot import health, slack, webhooks
 from bot.router import TriggerConfig
 from wrench.logs import configure_logging
 from wrench.queue import JobQueue
@@ -70,6 +70,7 @@ def create_app(settings: Settings | None = None) -> Flask:
     )
     app.register_blueprint(webhooks.blueprint)
     app.register_blueprint(health.blueprint)
+    app.register_blueprint(slack.blueprint)
     app.register_error_handler(HTTPException, _http_error)
     app.register_error_handler(BotNameUnavailable, _unavailable)
     app.register_error_handler(RedisError, _unavailable)

@@ -14,6 +14,20 @@ class Trigger(StrEnum):
     COMMENT = "comment"
     REVIEW_COMMENT = "review_comment"
     REVIEW = "review"
+    SLACK = "slack"
+
+
+class SlackReply(BaseModel):
+    """Where a Slack command's progress and result go, and who asked."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    response_url: str
+    """Slack's URL for up to five replies within 30 minutes."""
+    user_id: str
+    """The Slack user who typed the command."""
+    channel_id: str
+    """The channel it was typed in."""
 
 
 class JobSpec(BaseModel):
@@ -23,23 +37,26 @@ class JobSpec(BaseModel):
 
     repository: str
     """`owner/name` of the repository to work on."""
-    installation_id: int
-    """The App installation that grants access to the repository."""
-    number: int
-    """The issue or pull request number."""
+    installation_id: int | None
+    """The App installation that grants access; None when the worker must look it up."""
+    number: int | None
+    """The issue or pull request number; None for a task on the default branch."""
     is_pull_request: bool
-    """Whether `number` is a pull request."""
+    """Whether `number` is a pull request, as far as the trigger knows."""
     trigger: Trigger
     """What asked for the job."""
     instruction: str
     """The text that asked: the comment or review body, or the issue title for a label."""
     requester: str
-    """Login of the person who asked; the worker checks their permission."""
+    """Who asked: a GitHub login, or a Slack user id for Slack commands."""
     delivery_id: str
-    """The GitHub delivery that caused the job, for logs and de-duplication."""
+    """The delivery (GitHub) or request (Slack) that caused the job, for logs and de-duplication."""
     comment_id: int | None = None
     """The triggering comment or review, to react to and to read its context."""
+    slack: SlackReply | None = None
+    """For Slack commands: where to report."""
 
     def describe(self) -> str:
         """`owner/repo#12 (comment) by login`, for job lists and logs."""
-        return f"{self.repository}#{self.number} ({self.trigger}) by {self.requester}"
+        target = f"#{self.number}" if self.number else " (task)"
+        return f"{self.repository}{target} ({self.trigger}) by {self.requester}"

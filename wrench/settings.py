@@ -53,6 +53,9 @@ class Settings(BaseSettings):
     """Hard limit on a job's wall-clock time, in seconds."""
     SLACK_SIGNING_SECRET: SecretStr | None = None
     """Slack's request signing secret, for `/slack/commands`."""
+    SLACK_ACCESS: dict[str, list[str]] = {}
+    """Who may use `/wrench` on what, as JSON: Slack user or channel ids to repository patterns
+    (`owner/repo`, `owner/*` or `*`). Anyone not listed is refused."""
     LOG_FORMAT: str = Field("text", pattern="^(text|json)$")
     """`text` for people, `json` for log collectors."""
 
