@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from wrench.schedules import Schedule
 
 CONFIG_PATH = ".github/wrench.yml"
 
@@ -42,16 +44,28 @@ class RepoConfig(BaseModel):
     """Open pull requests as drafts (the default) or ready for review."""
     setup_timeout_s: int = Field(600, gt=0)
     """Time allowed for all setup commands together."""
+    schedules: list[Schedule] = []
+    """Recurring tasks; see `wrench.schedules.Schedule`."""
+
+    @field_validator("schedules")
+    @classmethod
+    def _unique_names(cls, schedules: list[Schedule]) -> list[Schedule]:
+        names = [s.name for s in schedules]
+        if dupes := sorted({n for n in names if names.count(n) > 1}):
+            raise ValueError(f"schedule names must be unique: {', '.join(dupes)}")
+        return schedules
 
 
 def load_repo_config(workspace: Path) -> RepoConfig:
     """The repository's configuration, or the defaults when it has none."""
     path = workspace / CONFIG_PATH
-    if not path.is_file():
-        return RepoConfig()
+    return parse_repo_config(path.read_text()) if path.is_file() else RepoConfig()
+
+
+def parse_repo_config(text: str) -> RepoConfig:
+    """The configuration in a `.github/wrench.yml` text; RepoConfigError when it is invalid."""
     try:
-        data = yaml.safe_load(path.read_text()) or {}
-        return RepoConfig.model_validate(data)
+        return RepoConfig.model_validate(yaml.safe_load(text) or {})
     except yaml.YAMLError as exc:
         raise RepoConfigError(f"{CONFIG_PATH} is not valid YAML: {exc}") from None
     except ValidationError as exc:

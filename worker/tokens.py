@@ -19,6 +19,8 @@ JOB_PERMISSIONS = {
     "pull_requests": "write",
     "metadata": "read",
 }
+# What the scheduler needs to find due schedules.
+SCHEDULER_PERMISSIONS = {"contents": "read", "pull_requests": "read", "metadata": "read"}
 # Stop using a cached token this long before GitHub expires it (a job may outlive it otherwise).
 EXPIRY_MARGIN_S = 15 * 60
 
@@ -34,9 +36,13 @@ class InstallationTokens:
         self._cipher = AESGCM(key)
 
     def get(
-        self, installation_id: int, repository: str, permissions: dict[str, str] = JOB_PERMISSIONS
+        self,
+        installation_id: int,
+        repository: str | None,
+        permissions: dict[str, str] = JOB_PERMISSIONS,
     ) -> str:
-        """A token for `repository` (the name, without owner) with exactly `permissions`."""
+        """A token for `repository` (the name, without owner; None for every repository the
+        installation covers) with exactly `permissions`."""
         scope = ",".join(f"{k}:{v}" for k, v in sorted(permissions.items()))
         key = f"wrench:token:{installation_id}:{repository}:{scope}"
         with self._redis.lock(f"{key}:lock", timeout=60, blocking_timeout=60):
@@ -60,12 +66,13 @@ class InstallationTokens:
             return None
 
     def _mint(
-        self, installation_id: int, repository: str, permissions: dict[str, str]
+        self, installation_id: int, repository: str | None, permissions: dict[str, str]
     ) -> tuple[str, float]:
+        body: dict = {"permissions": permissions}
+        if repository is not None:
+            body["repositories"] = [repository]
         answer = self._app.request(
-            "POST",
-            f"/app/installations/{installation_id}/access_tokens",
-            json={"repositories": [repository], "permissions": permissions},
+            "POST", f"/app/installations/{installation_id}/access_tokens", json=body
         ).json()
         expires = datetime.fromisoformat(answer["expires_at"].replace("Z", "+00:00"))
         return answer["token"], expires.timestamp()

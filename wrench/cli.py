@@ -6,6 +6,7 @@ import argparse
 import os
 import signal
 import sys
+import threading
 
 from wrench.settings import SettingsError, load_settings
 
@@ -29,9 +30,15 @@ def _worker(args: argparse.Namespace) -> None:
 
 
 def _scheduler(args: argparse.Namespace) -> None:
-    # Scheduled maintenance is not built yet: the process validates settings and waits.
-    load_settings()
-    signal.sigwait({signal.SIGINT, signal.SIGTERM})
+    from worker.scheduler import run_forever
+    from worker.services import scheduler_from_settings
+
+    settings = load_settings()
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+    with scheduler_from_settings(settings) as scheduler:
+        run_forever(scheduler, settings.SCHEDULER_INTERVAL_S, stop)
 
 
 def parser() -> argparse.ArgumentParser:

@@ -15,6 +15,7 @@ class Trigger(StrEnum):
     REVIEW_COMMENT = "review_comment"
     REVIEW = "review"
     SLACK = "slack"
+    SCHEDULE = "schedule"
 
 
 class SlackReply(BaseModel):
@@ -55,6 +56,8 @@ class JobSpec(BaseModel):
     """The triggering comment or review, to react to and to read its context."""
     slack: SlackReply | None = None
     """For Slack commands: where to report."""
+    schedule: str | None = None
+    """For scheduled runs: the schedule's name."""
 
     def describe(self) -> str:
         """`owner/repo#12 (comment) by login`, for job lists and logs."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from redis import Redis
+from redis.client import Pipeline
 from rq import Callback, Queue
 from rq.job import Dependency
 
@@ -22,28 +23,34 @@ class JobQueue:
         self._job_timeout_s = job_timeout_s
 
     def enqueue(
-        self, *specs: JobSpec, after: str | None = None, meta: dict | None = None
+        self,
+        *specs: JobSpec,
+        after: str | None = None,
+        meta: dict | None = None,
+        pipeline: Pipeline | None = None,
     ) -> list[str]:
         """Queue jobs in one Redis transaction and return their ids.
 
-        `after` names a job they wait for, whether it succeeds or fails.
+        `after` names a job they wait for, whether it succeeds or fails. With `pipeline`, the
+        jobs join the caller's transaction, which the caller executes.
         """
         depends_on = Dependency(jobs=[after], allow_failure=True) if after else None
-        with self._queue.connection.pipeline() as pipe:
-            jobs = [
-                self._queue.enqueue(
-                    JOB_FUNCTION,
-                    spec.model_dump(mode="json"),
-                    job_timeout=self._job_timeout_s,
-                    result_ttl=RESULT_TTL_S,
-                    failure_ttl=RESULT_TTL_S,
-                    description=spec.describe(),
-                    on_failure=Callback(FAILURE_CALLBACK),
-                    depends_on=depends_on,
-                    meta=meta,
-                    pipeline=pipe,
-                )
-                for spec in specs
-            ]
+        pipe = pipeline if pipeline is not None else self._queue.connection.pipeline()
+        jobs = [
+            self._queue.enqueue(
+                JOB_FUNCTION,
+                spec.model_dump(mode="json"),
+                job_timeout=self._job_timeout_s,
+                result_ttl=RESULT_TTL_S,
+                failure_ttl=RESULT_TTL_S,
+                description=spec.describe(),
+                on_failure=Callback(FAILURE_CALLBACK),
+                depends_on=depends_on,
+                meta=meta,
+                pipeline=pipe,
+            )
+            for spec in specs
+        ]
+        if pipeline is None:
             pipe.execute()
         return [job.id for job in jobs]

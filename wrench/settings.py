@@ -7,6 +7,8 @@ from pathlib import Path
 from pydantic import Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from wrench.schedules import Schedule
+
 
 class SettingsError(Exception):
     """A setting is missing or invalid; the message names it and says how to fix it."""
@@ -56,6 +58,12 @@ class Settings(BaseSettings):
     SLACK_ACCESS: dict[str, list[str]] = {}
     """Who may use `/wrench` on what, as JSON: Slack user or channel ids to repository patterns
     (`owner/repo`, `owner/*` or `*`). Anyone not listed is refused."""
+    SCHEDULES: list[Schedule] = []
+    """Schedules (JSON, same keys as in `.github/wrench.yml`) for every installed repository."""
+    MAX_OPEN_PRS: int = Field(3, ge=1)
+    """Scheduled runs are skipped while a repository has this many open Wrench pull requests."""
+    SCHEDULER_INTERVAL_S: int = Field(60, ge=5)
+    """How often the scheduler looks for due schedules."""
     LOG_FORMAT: str = Field("text", pattern="^(text|json)$")
     """`text` for people, `json` for log collectors."""
 

@@ -191,7 +191,7 @@ class FakeGitHub:
             (work / rel).parent.mkdir(parents=True, exist_ok=True)
             (work / rel).write_text(text)
         git = ["git", "-C", str(work), "-c", "user.name=Dev", "-c", "user.email=dev@example.com"]
-        subprocess.run([*git, "checkout", "-q", "-b", branch], check=True)
+        subprocess.run([*git, "checkout", "-q", "-B", branch], check=True)
         subprocess.run([*git, "add", "-A"], check=True)
         subprocess.run([*git, "commit", "-qm", f"Work on {branch}"], check=True)
         subprocess.run([*git, "push", "-q", "origin", branch], check=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -33,6 +34,11 @@ def route(fake, handler, path: str, query: dict[str, str], data: dict[str, Any])
             if not fake.check_jwt(auth):
                 return 401, {"message": "A JSON web token could not be decoded"}
             return func(fake, query=query, data=data, **args)
+        if permission == "installation":
+            token = fake.token_for(auth)
+            if token is None:
+                return 401, {"message": "Bad credentials"}
+            return func(fake, token, query=query, data=data, **args)
         repo = fake.repos.get(f"{args.pop('owner')}/{args.pop('repo')}")
         if repo is None:
             return NOT_FOUND
@@ -196,3 +202,34 @@ def update_pull(fake, repo, number: str, query, data) -> Answer:
         return NOT_FOUND
     pull.update({k: v for k, v in data.items() if k in {"title", "body", "state"}})
     return 200, pull
+
+
+@endpoint("GET", r"/app/installations")
+def list_installations(fake, query, data) -> Answer:
+    ids = sorted({repo.installation_id for repo in fake.repos.values()})
+    return 200, [{"id": i, "account": {"login": f"account-{i}"}} for i in ids]
+
+
+@endpoint("GET", r"/installation/repositories", "installation")
+def list_installation_repos(fake, token, query, data) -> Answer:
+    repos = [r for r in fake.repos.values() if r.installation_id == token.installation_id]
+    listed = [
+        {"full_name": r.full_name, "name": r.name, "default_branch": r.default_branch}
+        for r in repos
+        if token.repositories is None or r.name in token.repositories
+    ]
+    return 200, {"total_count": len(listed), "repositories": listed}
+
+
+@endpoint("GET", REPO + r"/contents/(?P<path>.+)", "contents")
+def get_contents(fake, repo, path: str, query, data) -> Answer:
+    try:
+        text = fake.read_file(repo.full_name, query.get("ref", repo.default_branch), path)
+    except Exception:
+        return NOT_FOUND
+    return 200, {
+        "type": "file",
+        "path": path,
+        "encoding": "base64",
+        "content": base64.b64encode(text.encode()).decode(),
+    }
