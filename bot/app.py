@@ -11,9 +11,10 @@ from redis import Redis
 from redis.exceptions import RedisError
 from werkzeug.exceptions import HTTPException
 
-from bot import health, slack, webhooks
+from bot import health, metrics, slack, webhooks
 from bot.router import TriggerConfig
 from wrench.logs import configure_logging
+from wrench.metrics import Metrics
 from wrench.queue import JobQueue
 from wrench.settings import Settings, load_settings
 
@@ -34,6 +35,7 @@ class WebState:
     settings: Settings
     redis: Redis
     queue: JobQueue
+    metrics: Metrics
     _bot_name: str | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -65,12 +67,12 @@ def create_app(settings: Settings | None = None) -> Flask:
     redis = Redis.from_url(settings.REDIS_URL, socket_connect_timeout=1, socket_timeout=2)
     app = Flask(__name__)
     app.config["MAX_CONTENT_LENGTH"] = MAX_BODY_BYTES
-    app.extensions["wrench"] = WebState(
-        settings, redis, JobQueue(redis, settings.QUEUE_NAME, settings.JOB_TIMEOUT_S)
-    )
+    queue = JobQueue(redis, settings.QUEUE_NAME, settings.JOB_TIMEOUT_S)
+    app.extensions["wrench"] = WebState(settings, redis, queue, Metrics(redis))
     app.register_blueprint(webhooks.blueprint)
     app.register_blueprint(health.blueprint)
     app.register_blueprint(slack.blueprint)
+    app.register_blueprint(metrics.blueprint)
     app.register_error_handler(HTTPException, _http_error)
     app.register_error_handler(BotNameUnavailable, _unavailable)
     app.register_error_handler(RedisError, _unavailable)

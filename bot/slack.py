@@ -67,7 +67,8 @@ def allowed(access: dict[str, list[str]], repository: str, *who: str) -> bool:
     return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
 
 
-def _reply(text: str):
+def _reply(text: str, outcome: str):
+    current_app.extensions["wrench"].metrics.inc("wrench_slack_commands_total", outcome=outcome)
     return jsonify(response_type="ephemeral", text=text), 200
 
 
@@ -92,16 +93,16 @@ def command():
         return jsonify(error="not a slash command: response_url or user_id is missing"), 400
     parsed = parse(form.get("text", ""))
     if parsed is None:
-        return _reply(HELP)
+        return _reply(HELP, "help")
     if isinstance(parsed, str):
-        return _reply(_status(web.redis, parsed))
+        return _reply(_status(web.redis, parsed), "status")
     return _work(web, parsed, form)
 
 
 def _work(web, work: Work, form: dict[str, str]):
     user, channel = form.get("user_id", ""), form.get("channel_id", "")
     if not allowed(web.settings.SLACK_ACCESS, work.repository, user, channel):
-        return _reply(DENIED.format(repo=work.repository))
+        return _reply(DENIED.format(repo=work.repository), "denied")
     spec = JobSpec(
         repository=work.repository,
         installation_id=None,
@@ -117,9 +118,9 @@ def _work(web, work: Work, form: dict[str, str]):
         [job_id] = web.queue.enqueue(spec)
     except RedisError as exc:
         log.error("Slack command not queued, Redis is unavailable: %s", exc)
-        return _reply(UNAVAILABLE)
+        return _reply(UNAVAILABLE, "unavailable")
     target = f"{work.repository}#{work.number}" if work.number else work.repository
-    return _reply(QUEUED.format(job=job_id, target=target))
+    return _reply(QUEUED.format(job=job_id, target=target), "queued")
 
 
 def _status(redis, job_id: str) -> str:

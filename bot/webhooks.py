@@ -23,54 +23,68 @@ DELIVERY_TTL_S = 3 * 86400 + 3600
 PASSIVE_EVENTS = {"ping", "installation", "installation_repositories"}
 
 
-def _error(status: int, reason: str):
-    return jsonify(error=reason), status
+Answer = tuple[int, dict, str]
+
+
+def _error(status: int, reason: str, outcome: str) -> Answer:
+    return status, {"error": reason}, outcome
 
 
 @blueprint.post("/api/github/webhooks")
 def receive():
     web = current_app.extensions["wrench"]
+    status, body, outcome = _receive(web)
+    # The event header is only trusted (as a label) once the signature is.
+    event = request.headers.get("X-GitHub-Event", "none") if status != 401 else "unverified"
+    web.metrics.inc("wrench_webhook_deliveries_total", event=event[:40], outcome=outcome)
+    return jsonify(body), status
+
+
+def _receive(web) -> Answer:
     if web.webhook_secret is None:
-        return _error(503, "WEBHOOK_SECRET is not set: this server refuses webhooks until it is")
+        reason = "WEBHOOK_SECRET is not set: this server refuses webhooks until it is"
+        return _error(503, reason, "not_configured")
+    if (request.content_length or 0) > current_app.config["MAX_CONTENT_LENGTH"]:
+        return _error(413, "body over 25 MB", "too_large")
     body = request.get_data(cache=False)
     if not verify_github(web.webhook_secret, body, request.headers.get("X-Hub-Signature-256")):
-        return _error(401, "bad or missing X-Hub-Signature-256")
+        return _error(401, "bad or missing X-Hub-Signature-256", "bad_signature")
     event = request.headers.get("X-GitHub-Event")
     delivery_id = request.headers.get("X-GitHub-Delivery")
     if not event or not delivery_id:
-        return _error(400, "missing X-GitHub-Event or X-GitHub-Delivery header")
+        return _error(400, "missing X-GitHub-Event or X-GitHub-Delivery header", "malformed")
     logs.delivery_id.set(delivery_id)
     try:
         payload = json.loads(body)
     except ValueError:
-        return _error(400, "body is not JSON")
+        return _error(400, "body is not JSON", "malformed")
     if not isinstance(payload, dict):
-        return _error(400, "body is not a JSON object")
+        return _error(400, "body is not a JSON object", "malformed")
     return _handle(web, Delivery(delivery_id, event, payload))
 
 
-def _handle(web, delivery: Delivery):
+def _handle(web, delivery: Delivery) -> Answer:
     if delivery.event in PASSIVE_EVENTS:
-        return jsonify(ignored=f"{delivery.event} needs no work"), 200
+        return 200, {"ignored": f"{delivery.event} needs no work"}, "ignored"
     try:
         config = web.trigger_config()
         decisions = router.dispatch(delivery, config)
     except (MalformedPayload, KeyError, TypeError, ValidationError) as exc:
-        return _error(400, f"malformed {delivery.event} payload: {exc}")
+        return _error(400, f"malformed {delivery.event} payload: {exc}", "malformed")
     specs = [d for d in decisions if isinstance(d, JobSpec)]
     if not specs:
         reasons = [d.reason for d in decisions if isinstance(d, Ignore)]
         reason = "; ".join(reasons) or f"no trigger for {delivery.event}.{delivery.action}"
         log.info("delivery %s ignored: %s", delivery.id, reason)
-        return jsonify(ignored=reason), 200
+        return 200, {"ignored": reason}, "ignored"
     return _enqueue(web, delivery, specs)
 
 
-def _enqueue(web, delivery: Delivery, specs: list[JobSpec]):
+def _enqueue(web, delivery: Delivery, specs: list[JobSpec]) -> Answer:
     key = f"wrench:delivery:{delivery.id}"
     try:
         if not web.redis.set(key, "1", nx=True, ex=DELIVERY_TTL_S):
-            return jsonify(ignored="duplicate delivery", jobs=[]), 200
+            return 200, {"ignored": "duplicate delivery", "jobs": []}, "duplicate"
         try:
             job_ids = web.queue.enqueue(*specs)
         except RedisError:
@@ -78,6 +92,7 @@ def _enqueue(web, delivery: Delivery, specs: list[JobSpec]):
             raise
     except RedisError as exc:
         log.error("delivery %s not queued, Redis is unavailable: %s", delivery.id, exc)
-        return _error(503, "the job queue is unavailable; redeliver this webhook later")
+        reason = "the job queue is unavailable; redeliver this webhook later"
+        return _error(503, reason, "unavailable")
     log.info("delivery %s queued jobs %s", delivery.id, ",".join(job_ids))
-    return jsonify(jobs=job_ids), 202
+    return 202, {"jobs": job_ids}, "queued"

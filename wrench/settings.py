@@ -64,6 +64,8 @@ class Settings(BaseSettings):
     """Scheduled runs are skipped while a repository has this many open Wrench pull requests."""
     SCHEDULER_INTERVAL_S: int = Field(60, ge=5)
     """How often the scheduler looks for due schedules."""
+    METRICS_TOKEN: SecretStr | None = None
+    """When set, `GET /metrics` requires `Authorization: Bearer <token>`."""
     LOG_FORMAT: str = Field("text", pattern="^(text|json)$")
     """`text` for people, `json` for log collectors."""
 
