@@ -29,6 +29,9 @@ class Settings(BaseSettings):
     """Path to the App's PEM private key file, as an alternative to PRIVATE_KEY."""
     WEBHOOK_SECRET: SecretStr | None = None
     """Secret GitHub signs webhook deliveries with; the web process refuses webhooks without it."""
+    PUBLIC_URL: str | None = None
+    """This server's address as GitHub reaches it, e.g. `https://wrench.example.com`; defaults to
+    the address the setup page was opened with. Used in the App manifest and job links."""
     GITHUB_API_URL: str = "https://api.github.com"
     """REST base URL; for GitHub Enterprise Server `https://HOST/api/v3`."""
     BOT_NAME: str | None = None

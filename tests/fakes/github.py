@@ -65,6 +65,9 @@ class FakeGitHub:
         self.pulls: dict[tuple[str, int], dict[str, Any]] = {}
         self.reactions: list[dict[str, Any]] = []
         self.requests: list[tuple[str, str, int]] = []
+        # The App manifest flow: the code GitHub hands out, and the key it hands back.
+        self.manifest_code: str | None = None
+        self.private_key = ""
         self._ids = itertools.count(9000)
         self._lock = threading.RLock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))

@@ -34,6 +34,8 @@ def route(fake, handler, path: str, query: dict[str, str], data: dict[str, Any])
             if not fake.check_jwt(auth):
                 return 401, {"message": "A JSON web token could not be decoded"}
             return func(fake, query=query, data=data, **args)
+        if permission == "public":
+            return func(fake, query=query, data=data, **args)
         if permission == "installation":
             token = fake.token_for(auth)
             if token is None:
@@ -232,4 +234,18 @@ def get_contents(fake, repo, path: str, query, data) -> Answer:
         "path": path,
         "encoding": "base64",
         "content": base64.b64encode(text.encode()).decode(),
+    }
+
+
+@endpoint("POST", r"/app-manifests/(?P<code>[\w-]+)/conversions", "public")
+def convert_manifest(fake, code: str, query, data) -> Answer:
+    if code != fake.manifest_code:
+        return 404, {"message": "Not Found"}
+    fake.manifest_code = None  # a code works once
+    return 201, {
+        "id": fake.app_id,
+        "slug": fake.slug,
+        "pem": fake.private_key,
+        "webhook_secret": "whsec-from-github-0123456789",
+        "html_url": f"https://github.example/apps/{fake.slug}",
     }
