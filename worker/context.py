@@ -49,7 +49,8 @@ class TaskContext:
     """Everything the task prompt shows, already sanitized."""
 
     repository: str
-    number: int
+    number: int | None
+    """None for a task on the default branch."""
     is_pull_request: bool
     title: str
     body: str
@@ -84,6 +85,13 @@ def gather(github: GitHubRepo, spec: JobSpec, bot_login: str) -> TaskContext:
         comments=comments,
         review=review,
     )
+
+
+def task_only(spec: JobSpec) -> TaskContext:
+    """A task on the default branch (Slack or a schedule): the request is all there is."""
+    request = sanitize(spec.instruction)
+    title = request.splitlines()[0][:72] if request else "Task"
+    return TaskContext(spec.repository, None, False, title, "", request, spec.requester)
 
 
 def _review_target(comment: Json) -> ReviewTarget:

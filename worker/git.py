@@ -81,26 +81,29 @@ class Checkout:
 
     @classmethod
     def clone(cls, url: str, branch: str, git_dir: Path, work_tree: Path, token: str) -> Checkout:
-        """Shallow-clone `branch` into `work_tree`, keeping the git directory at `git_dir`."""
+        """Shallow-clone `branch` into `work_tree`, keeping the git directory at `git_dir`.
+
+        Call `give_work_tree_a_copy()` once the work tree holds what the agent should see.
+        """
         config = {**HARDENING, "http.extraHeader": auth_header(token)}
-        _run(
-            [
-                "git",
-                "clone",
-                "--quiet",
-                "--depth=1",
-                "--single-branch",
-                f"--branch={branch}",
-                f"--separate-git-dir={git_dir}",
-                url,
-                str(work_tree),
-            ],
-            config,
-            token,
-        )
-        checkout = cls(git_dir, work_tree, token)
-        checkout.give_work_tree_a_copy()
-        return checkout
+        command = [
+            "git",
+            "clone",
+            "--quiet",
+            "--depth=1",
+            "--single-branch",
+            f"--branch={branch}",
+            f"--separate-git-dir={git_dir}",
+            url,
+            str(work_tree),
+        ]
+        _run(command, config, token)
+        return cls(git_dir, work_tree, token)
+
+    def check_out(self, ref: str) -> None:
+        """Fetch `ref` (e.g. `refs/pull/7/head`, a fork's pull request) and check it out."""
+        self.git("fetch", "--quiet", "--depth=1", "origin", ref, network=True)
+        self.git("checkout", "--quiet", "--detach", "FETCH_HEAD")
 
     def give_work_tree_a_copy(self) -> None:
         """Replace the work tree's `.git` pointer with a copy the agent may use and spoil."""

@@ -31,7 +31,8 @@ class Work:
 class Target:
     """Where the work goes."""
 
-    number: int
+    number: int | None
+    """The issue or pull request; None for a task on the default branch."""
     title: str
     is_pull_request: bool
     branch: str
@@ -39,16 +40,25 @@ class Target:
     push_allowed: bool
     draft: bool
 
+    @property
+    def subject(self) -> str:
+        """How the commit and the pull request's title start."""
+        if self.number is None:
+            return self.title
+        verb = "Address" if self.is_pull_request else "Fix"
+        return f"{verb} #{self.number}: {self.title}"
+
 
 @dataclass(frozen=True)
 class Outcome:
-    """The final tracking comment, and the pull request's URL when there is one."""
+    """The final report, the pull request's URL when there is one, and a word for metrics."""
 
     comment: str
     url: str | None = None
+    kind: str = "answer"
 
 
-def publish(
+def publish(  # noqa: PLR0913
     checkout: Checkout,
     github: GitHubRepo,
     target: Target,
@@ -58,43 +68,43 @@ def publish(
 ) -> Outcome:
     """Turn the work tree's changes into a pull request, a commit, or an answer."""
     if not checkout.changed_files():
-        return Outcome(work.message)
+        if work.finished:
+            return Outcome(work.message)
+        return Outcome(STOPPED.format(reason=work.message), kind="stopped")
     base = checkout.head()
     checkout.commit_all(_commit_message(target, work), identity)
     diff = checkout.diff(base)
     _refuse_secrets(redactor, diff, work.message)
     if not target.push_allowed:
-        return Outcome(_with_diff(work.message, diff))
+        return Outcome(_with_diff(work.message, diff), kind="diff")
     if not work.finished:
-        branch = target.branch if not target.is_pull_request else f"wrench/pr-{target.number}"
+        branch = f"wrench/pr-{target.number}" if target.is_pull_request else target.branch
         checkout.push(branch)
-        return Outcome(INCOMPLETE.format(reason=work.message, branch=branch))
+        return Outcome(INCOMPLETE.format(reason=work.message, branch=branch), kind="incomplete")
     checkout.push(target.branch)
     if target.is_pull_request:
-        return Outcome(PUSHED.format(sha=checkout.head()[:7], message=work.message))
+        sha = checkout.head()[:7]
+        return Outcome(PUSHED.format(sha=sha, message=work.message), kind="pushed")
     return _open_or_update_pull(github, target, work)
 
 
 def _open_or_update_pull(github: GitHubRepo, target: Target, work: Work) -> Outcome:
-    body = PULL_BODY.format(number=target.number, message=work.message, summary=work.summary)
+    fixes = f"Fixes #{target.number}\n\n" if target.number else ""
+    body = PULL_BODY.format(fixes=fixes, message=work.message, summary=work.summary)
     existing = github.open_pull_for(target.branch)
     if existing:
         github.update_pull(existing["number"], body)
-        return Outcome(UPDATED.format(number=existing["number"]), existing["html_url"])
-    title = f"Fix #{target.number}: {target.title}"[:250]
-    pull = github.create_pull(title, target.branch, target.base, body, target.draft)
+        number, url = existing["number"], existing["html_url"]
+        return Outcome(UPDATED.format(number=number, url=url), url, kind="updated")
+    pull = github.create_pull(target.subject[:250], target.branch, target.base, body, target.draft)
     kind = "a draft pull request" if target.draft else "a pull request"
-    return Outcome(OPENED.format(number=pull["number"], kind=kind), pull["html_url"])
+    text = OPENED.format(number=pull["number"], kind=kind, url=pull["html_url"])
+    return Outcome(text, pull["html_url"], kind="pull_request")
 
 
 def _commit_message(target: Target, work: Work) -> str:
-    kind = "pull request" if target.is_pull_request else "issue"
-    subject = f"Address #{target.number}" if target.is_pull_request else f"Fix #{target.number}"
     status = "" if work.finished else " (incomplete)"
-    return (
-        f"{subject}: {target.title}{status}"[:72]
-        + f"\n\nWork by Wrench on {kind} #{target.number}."
-    )
+    return f"{target.subject}{status}"[:72] + "\n\nMade by Wrench."
 
 
 def _refuse_secrets(redactor: Redactor, *texts: str) -> None:
@@ -109,9 +119,10 @@ def _with_diff(message: str, diff: str) -> str:
     return FORK.format(message=message, diff=diff)
 
 
-PULL_BODY = "Fixes #{number}\n\n{message}\n\n---\n<sub>{summary}</sub>"
-OPENED = "opened #{number}, {kind} with the change."
-UPDATED = "updated #{number} with the new changes."
+PULL_BODY = "{fixes}{message}\n\n---\n<sub>{summary}</sub>"
+OPENED = "opened #{number}, {kind} with the change: {url}"
+UPDATED = "updated #{number} with the new changes: {url}"
+STOPPED = "stopped before finishing: {reason}. Nothing was changed."
 PUSHED = "pushed {sha} to this pull request.\n\n{message}"
 INCOMPLETE = (
     "stopped before finishing: {reason}\n\nThe work so far is on branch `{branch}`; it is "

@@ -20,7 +20,9 @@ def token(fake_github):
 @pytest.fixture
 def checkout(fake_github, token, tmp_path):
     url = f"{fake_github.url}/git/{REPO}.git"
-    return Checkout.clone(url, "main", tmp_path / "git", tmp_path / "work", token)
+    checkout = Checkout.clone(url, "main", tmp_path / "git", tmp_path / "work", token)
+    checkout.give_work_tree_a_copy()
+    return checkout
 
 
 def test_clone_keeps_the_token_out_of_every_file(checkout, token, tmp_path):

@@ -122,3 +122,25 @@ def test_a_secret_in_the_changes_is_never_pushed(world, leak):
     with pytest.raises(PublishRefused):
         publish(checkout, github, issue_target(), DONE, BOT, Redactor(["the-llm-key-value-123"]))
     assert fake.branch_sha(REPO, "wrench/issue-1") is None and fake.open_pulls(REPO) == []
+
+
+def test_a_task_without_an_issue_opens_a_pull_request_without_fixes(world):
+    fake, github, _, _ = world
+    checkout = clone(world)
+    edit(checkout)
+    target = issue_target(number=None, title="Bump dependencies", branch="wrench/schedule-deps")
+    outcome = publish(checkout, github, target, DONE, BOT, Redactor())
+    [pull] = fake.open_pulls(REPO)
+    assert outcome.kind == "pull_request" and pull["title"] == "Bump dependencies"
+    assert "Fixes" not in pull["body"] and pull["head"]["ref"] == "wrench/schedule-deps"
+
+
+def test_a_stopped_run_without_changes_says_so(world):
+    _, github, _, _ = world
+    stopped = Work(finished=False, message="the model failed: HTTP 500", summary="")
+    outcome = publish(clone(world), github, issue_target(), stopped, BOT, Redactor())
+    assert outcome.kind == "stopped"
+    assert (
+        outcome.comment
+        == "stopped before finishing: the model failed: HTTP 500. Nothing was changed."
+    )
