@@ -11,7 +11,7 @@ from redis import Redis
 from redis.exceptions import RedisError
 from werkzeug.exceptions import HTTPException
 
-from bot import health, metrics, setup, slack, webhooks
+from bot import health, jobs, metrics, setup, slack, webhooks
 from bot.router import TriggerConfig
 from wrench.logs import configure_logging
 from wrench.metrics import Metrics
@@ -74,6 +74,7 @@ def create_app(settings: Settings | None = None) -> Flask:
     app.register_blueprint(slack.blueprint)
     app.register_blueprint(metrics.blueprint)
     app.register_blueprint(setup.blueprint)
+    app.register_blueprint(jobs.blueprint)
     app.register_error_handler(HTTPException, _http_error)
     app.register_error_handler(BotNameUnavailable, _unavailable)
     app.register_error_handler(RedisError, _unavailable)

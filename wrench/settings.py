@@ -67,8 +67,12 @@ class Settings(BaseSettings):
     """Scheduled runs are skipped while a repository has this many open Wrench pull requests."""
     SCHEDULER_INTERVAL_S: int = Field(60, ge=5)
     """How often the scheduler looks for due schedules."""
+    JOB_LINK_SECRET: SecretStr | None = None
+    """Key that signs links to job pages; defaults to one derived from WEBHOOK_SECRET."""
     METRICS_TOKEN: SecretStr | None = None
     """When set, `GET /metrics` requires `Authorization: Bearer <token>`."""
+    DATA_DIR: Path = Path("var")
+    """Where the worker keeps job trajectories and per-job git directories."""
     LOG_FORMAT: str = Field("text", pattern="^(text|json)$")
     """`text` for people, `json` for log collectors."""
 
