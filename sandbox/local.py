@@ -136,7 +136,7 @@ class LocalSandbox:
         return LocalTransport(process)
 
     def kill_tree(self, pid: int, since_file: str) -> None:
-        subprocess.run(kill_command(pid, since_file), timeout=30, check=False)
+        subprocess.run(kill_command(pid, since_file, "session"), timeout=30, check=False)
 
     def _path(self, path: str) -> Path:
         return self.host_workspace / path
