@@ -51,9 +51,10 @@ class LocalTransport:
 
     def exit_code(self) -> int | None:
         try:
-            return self._process.wait(timeout=5)
+            status = self._process.wait(timeout=5)
         except subprocess.TimeoutExpired:
             return None
+        return 128 - status if status < 0 else status  # killed by a signal: as bash reports it
 
     def close(self) -> None:
         self._process.kill()

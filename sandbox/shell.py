@@ -111,10 +111,13 @@ def command_line(command: str, token: str, files: ShellFiles) -> bytes:
     return f"{stamp}; eval {quote(body)} </dev/null; {report}; {snapshot}\n".encode()
 
 
-def startup_line(token: str, files: ShellFiles) -> bytes:
-    """The first line a shell gets: merge stderr, restore any snapshot, report its pid."""
-    restore = f"[ -r {files.state} ] && source {files.state} >/dev/null 2>&1"
-    return f"exec 2>&1; {restore}; printf '\\036%s:%d\\n' {token} $$\n".encode()
+def startup_line(pid_token: str, ready_token: str, files: ShellFiles | None) -> bytes:
+    """The first line a shell gets: merge stderr, report its pid, restore a snapshot if given."""
+    restore = f"[ -r {files.state} ] && source {files.state} >/dev/null 2>&1; " if files else ""
+    report = "printf '\\036%s:%d\\n' {} {}"
+    return (
+        f"exec 2>&1; {report.format(pid_token, '$$')}; {restore}{report.format(ready_token, 0)}\n"
+    ).encode()
 
 
 class MarkerReader:
@@ -155,8 +158,16 @@ class MarkerReader:
 class PersistentShell:
     """Runs commands in one long-lived bash, replaced (state restored) when it must be killed."""
 
-    def __init__(self, host: ShellHost, files: ShellFiles, head: int, tail: int) -> None:
+    def __init__(
+        self,
+        host: ShellHost,
+        files: ShellFiles,
+        head: int,
+        tail: int,
+        restore_timeout_s: float = 10.0,
+    ) -> None:
         self._host = host
+        self._restore_timeout_s = restore_timeout_s
         self._files = files
         self._head, self._tail = head, tail
         self._lock = threading.Lock()
@@ -165,20 +176,37 @@ class PersistentShell:
         self._leftover = b""
 
     def start(self) -> None:
-        """Start (or replace) the shell, restoring the last snapshot of its state."""
+        """Start (or replace) the shell, restoring the last snapshot of its state.
+
+        The snapshot lives where commands can write; if sourcing it hangs, the shell is
+        killed and started again without it rather than leaving the sandbox unusable.
+        """
+        if not self._start(restore=True):
+            log.warning("restoring the shell's state hung: starting it without")
+            self._host.kill_tree(self._pid, self._files.started)
+            self._start(restore=False)
+
+    def _start(self, restore: bool) -> bool:
+        """Open a shell and learn its pid; whether it finished restoring in time."""
         if self._transport:
             self._transport.close()
         self._transport = self._host.open_shell()
-        token = secrets.token_hex(8)
-        self._transport.send(startup_line(token, self._files))
-        reader = MarkerReader(token, CappedOutput(0, 4096))
-        pid = self._read_to_marker(reader, time.monotonic() + _STARTUP_TIMEOUT_S)
+        pid_token, ready_token = secrets.token_hex(8), secrets.token_hex(8)
+        files = self._files if restore else None
+        self._transport.send(startup_line(pid_token, ready_token, files))
+        ignored = CappedOutput(0, 0)
+        first = MarkerReader(pid_token, ignored)
+        pid = self._read_to_marker(first, time.monotonic() + _STARTUP_TIMEOUT_S)
         if pid is None:
             raise ShellExited(f"the shell did not start within {_STARTUP_TIMEOUT_S:.0f} s")
         self._pid, self._leftover = pid, b""
+        ready = MarkerReader(ready_token, ignored)
+        if ready.feed(first.leftover) is not None:
+            return True
+        return self._read_to_marker(ready, time.monotonic() + self._restore_timeout_s) is not None
 
     def run(self, command: str, timeout: float) -> ExecResult:
-        """Run one command; past `timeout` its processes are killed and the shell survives."""
+        """Run one command; past `timeout` it is killed and the shell replaced, state restored."""
         with self._lock:
             if self._transport is None:
                 self.start()
@@ -195,7 +223,7 @@ class PersistentShell:
         started = time.monotonic()
         token = secrets.token_hex(8)
         output = CappedOutput(self._head, self._tail)
-        output.write(self._leftover)
+        output.write(self._leftover + self._background_output())
         reader = MarkerReader(token, output)
         self._transport.send(command_line(command, token, self._files))
         try:
@@ -215,6 +243,20 @@ class PersistentShell:
             truncated_bytes=output.cut,
             duration_s=time.monotonic() - started,
         )
+
+    def _background_output(self) -> bytes:
+        """What background jobs wrote since the last command; restarts a shell that died then.
+
+        Without this check, a shell killed between commands (from outside, or by a background
+        job) would be taken for one that the next command ended.
+        """
+        assert self._transport is not None
+        try:
+            return self._transport.read(0)
+        except ShellExited:
+            log.info("the shell (pid %s) died between commands: replacing it", self._pid)
+            self.start()
+            return b""
 
     def _interrupt(self, reader: MarkerReader) -> None:
         """Kill the shell and what the command started; a fresh shell restores the snapshot.

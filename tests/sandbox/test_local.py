@@ -11,6 +11,7 @@ import pytest
 
 from sandbox.base import SandboxProvider, WorkspaceSandbox
 from sandbox.local import WARNING, LocalSandbox, LocalSandboxes
+from sandbox.shell import PersistentShell, ShellFiles
 
 
 def alive(pid: int) -> bool:
@@ -72,3 +73,21 @@ def test_the_provider_hands_out_fresh_workspaces() -> None:
     finally:
         first.close()
         second.close()
+
+
+def test_a_snapshot_that_hangs_is_skipped(tmp_path: Path) -> None:
+    """Commands can write the state file; a restore that never ends must not brick the shell."""
+    host = LocalSandbox()
+    shell = PersistentShell(host, ShellFiles(str(tmp_path)), 1000, 1000, restore_timeout_s=0.5)
+    try:
+        shell.start()
+        assert shell.run("cd /tmp && export FOO=kept", 5).exit_code == 0
+        assert shell.run('echo "$FOO"; pwd', 5).output == "kept\n/tmp\n"
+        sabotage = f"echo 'while :; do :; done' > {tmp_path}/.wrench-shell-state; exit 1"
+        assert shell.run(sabotage, 5).exit_code == 1
+        started = time.monotonic()
+        assert shell.run("echo fresh; pwd", 5).output == f"fresh\n{host.workspace}\n"
+        assert time.monotonic() - started < 5
+    finally:
+        shell.close()
+        host.close()

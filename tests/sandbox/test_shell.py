@@ -120,3 +120,16 @@ def test_files_written_are_read_back_and_seen_by_commands(sandbox: Sandbox) -> N
     assert sandbox.run("wc -c < nested/dir/blob.bin").output == "768\n"
     sandbox.run("printf 'from the shell' > made.txt")
     assert sandbox.read_file("made.txt") == b"from the shell"
+
+
+def test_a_shell_killed_mid_command_reports_137_and_comes_back(sandbox: Sandbox) -> None:
+    sandbox.run("export FOO=kept")
+    result = sandbox.run("echo before; kill -9 $$")
+    assert (result.output, result.exit_code, result.timed_out) == ("before\n", 137, False)
+    assert sandbox.run('echo "$FOO"').output == "kept\n"
+
+
+def test_a_shell_killed_between_commands_comes_back(sandbox: Sandbox) -> None:
+    sandbox.run("export FOO=kept; (sleep 0.2; kill -9 $$) >/dev/null 2>&1 &")
+    time.sleep(0.6)
+    assert sandbox.run('echo "$FOO"').output == "kept\n"
