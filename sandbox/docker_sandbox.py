@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import time
@@ -12,7 +13,7 @@ from docker.errors import APIError
 from sandbox import container
 from sandbox.base import WORKSPACE, ExecResult
 from sandbox.config import SandboxConfig
-from sandbox.files import UnsafePath, read_beneath, workspace_parts, write_beneath
+from sandbox.files import READ_LIMIT, UnsafePath, read_beneath, workspace_parts, write_beneath
 from sandbox.process_tree import kill_command
 from sandbox.shell import PersistentShell, ShellFiles
 from sandbox.slots import Slot
@@ -23,7 +24,7 @@ log = logging.getLogger(__name__)
 _SHELL = ["bash", "--noprofile", "--norc"]
 # In-container file access, for paths the host must not serve itself. Arguments, never a
 # formatted command: the path is $1. `timeout` because the path may be a FIFO nobody feeds.
-_CAT = ["timeout", "60", "cat", "--"]
+_CAT = ["timeout", "60", "head", "-c", str(READ_LIMIT + 1), "--"]
 _WRITE = ["timeout", "60", "sh", "-c", 'mkdir -p -- "${1%/*}/" && cat > "$1"', "wrench-write"]
 _KILL_ATTEMPTS = 5
 
@@ -85,7 +86,10 @@ class DockerSandbox:
                 return read_beneath(self.host_workspace, parts)
             except UnsafePath:
                 pass
-        return self._exec_bytes([*_CAT, self._absolute(path)], stdin=None)
+        data = self._exec_bytes([*_CAT, self._absolute(path)], stdin=None)
+        if len(data) > READ_LIMIT:
+            raise OSError(errno.EFBIG, f"larger than {READ_LIMIT} bytes", path)
+        return data
 
     def write_file(self, path: str, data: bytes) -> None:
         """Create or replace a file as the sandbox user; links are followed only inside."""

@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+READ_LIMIT = 64 * 1024 * 1024
+"""Largest file read_file returns: a sandbox must not make the worker load gigabytes."""
 _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _REFUSED = (errno.ELOOP, errno.ENOTDIR, errno.ENXIO, errno.EMLINK)
 
@@ -45,7 +47,10 @@ def read_beneath(root: Path, parts: list[str]) -> bytes:
         fd = _open(parts[-1], os.O_RDONLY | os.O_NONBLOCK, parent)
     with os.fdopen(fd, "rb") as file:
         _require_regular(file.fileno())
-        return file.read()
+        data = file.read(READ_LIMIT + 1)
+    if len(data) > READ_LIMIT:
+        raise OSError(errno.EFBIG, f"larger than {READ_LIMIT} bytes", "/".join(parts))
+    return data
 
 
 def write_beneath(root: Path, parts: list[str], data: bytes, owner: tuple[int, int]) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import fcntl
 import logging
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -42,6 +43,16 @@ class WarmPool:
         """A started sandbox with an empty workspace for `job_id`: warm if one is idle, or cold."""
         if job_id in ("", REAPER):
             raise ValueError(f"not a job id: {job_id!r}")
+        started = time.perf_counter()
+        sandbox, how = self._claim_idle(job_id), "warm"
+        if sandbox is None:
+            sandbox, how = DockerSandbox.create(self._client, self._config, job_id), "cold"
+        elapsed_ms = (time.perf_counter() - started) * 1000
+        log.info("sandbox for job %s: %s start in %.0f ms", job_id, how, elapsed_ms)
+        return sandbox
+
+    def _claim_idle(self, job_id: str) -> DockerSandbox | None:
+        """The first idle sandbox this process manages to claim and start a shell in."""
         for slot in self.idle():
             ready = slot.ready()
             if ready is None or not slot.claim(job_id):
@@ -52,8 +63,7 @@ class WarmPool:
                 log.warning("idle sandbox %s is unusable (%s): removing it", slot.name, error)
                 container.remove(self._client, ready.container)
                 slot.remove()
-        log.info("no idle sandbox for job %s: cold start", job_id)
-        return DockerSandbox.create(self._client, self._config, job_id)
+        return None
 
     def idle(self) -> list[Slot]:
         """Slots whose started container waits for a job, oldest first, of this configuration."""

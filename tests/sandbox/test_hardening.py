@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import socket
 import threading
@@ -169,3 +170,12 @@ def test_adopting_a_clone_chowns_the_tree_but_no_link_target(
     assert target.stat().st_uid == os.geteuid()
     assert box.run("echo z > cloned/file && echo ok").output == "ok\n"
     box.run("rm -rf cloned")
+
+
+def test_huge_files_are_refused_rather_than_loaded_into_the_worker(box: DockerSandbox) -> None:
+    assert box.run("truncate -s 65M big && ln -sf big big-link").exit_code == 0
+    for path in ("big", "big-link"):  # from the host, and through the container
+        with pytest.raises(OSError) as refused:
+            box.read_file(path)
+        assert refused.value.errno == errno.EFBIG, path
+    box.run("rm -f big big-link")

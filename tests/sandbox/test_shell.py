@@ -6,6 +6,8 @@ import dataclasses
 import json
 import time
 
+import pytest
+
 from sandbox.base import Sandbox
 from tests.sandbox.conftest import HEAD, TAIL
 
@@ -133,3 +135,10 @@ def test_a_shell_killed_between_commands_comes_back(sandbox: Sandbox) -> None:
     sandbox.run("export FOO=kept; (sleep 0.2; kill -9 $$) >/dev/null 2>&1 &")
     time.sleep(0.6)
     assert sandbox.run('echo "$FOO"').output == "kept\n"
+
+
+def test_reading_a_missing_file_raises_file_not_found(sandbox: Sandbox) -> None:
+    with pytest.raises(FileNotFoundError):
+        sandbox.read_file("missing.txt")
+    with pytest.raises(FileNotFoundError):
+        sandbox.read_file("/nonexistent/missing.txt")
