@@ -109,6 +109,7 @@ class DockerSandbox:
         """
         if os.geteuid() != 0:
             return  # files already belong to the worker's user, which should be config.uid
+        os.chown(self.host_workspace, *self._owner, follow_symlinks=False)
         for _, directories, files, fd in os.fwalk(self.host_workspace, follow_symlinks=False):
             for name in directories + files:
                 os.chown(name, *self._owner, dir_fd=fd, follow_symlinks=False)
