@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import secrets
-import subprocess
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import docker
@@ -12,7 +12,9 @@ import pytest
 
 from sandbox.config import SandboxConfig
 from sandbox.docker_sandbox import DockerSandbox
-from sandbox.git import clone, git
+from tests.fakes.app_key import app_key_pair
+from tests.fakes.github import FakeGitHub
+from worker.git import Checkout
 
 SECRETS = {
     "GITHUB_TOKEN": "ghs_" + secrets.token_hex(18),
@@ -22,37 +24,31 @@ SECRETS = {
 CANARY = "canary-" + secrets.token_hex(8)
 
 
-def upstream_repository(where: Path) -> Path:
-    """A bare repository with one commit, standing in for GitHub."""
-    bare, work = where / "upstream.git", where / "seed"
-    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
-    subprocess.run(["git", "init", "-q", str(work)], check=True)
-    (work / "README.md").write_text("hello\n")
-    identity = ["-c", "user.name=t", "-c", "user.email=t@example.invalid"]
-    subprocess.run(["git", "-C", str(work), "add", "."], check=True)
-    subprocess.run(["git", "-C", str(work), *identity, "commit", "-qm", "seed"], check=True)
-    subprocess.run(["git", "-C", str(work), "push", "-q", str(bare), "HEAD:main"], check=True)
-    return bare
-
-
 @pytest.fixture(scope="module")
 def box(
     docker_client: docker.DockerClient,
     sandbox_config: SandboxConfig,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[DockerSandbox]:
-    """A sandbox made by a process holding secrets in its environment and in host files."""
+    """A sandbox made by a process holding secrets in its environment and in host files, with
+    a repository cloned (on the host, with a token) from a fake GitHub into its workspace."""
     host = tmp_path_factory.mktemp("host")
     (host / ".env").write_text("".join(f"{k}={v}\n" for k, v in SECRETS.items()))
-    upstream = upstream_repository(host)
-    with pytest.MonkeyPatch.context() as environment:
-        for name, value in SECRETS.items():
-            environment.setenv(name, value)
-        sandbox = DockerSandbox.create(docker_client, sandbox_config, job_id="secrets")
-        clone(
-            f"file://{upstream}", sandbox.host_workspace, token=SECRETS["GITHUB_TOKEN"], ref="main"
-        )
-        sandbox.adopt_workspace()
+    with FakeGitHub(host / "github", 1, app_key_pair()[1]) as github:
+        github.add_repo("octo/app", {"README.md": "hello\n"})
+        token = github.mint_token(4242, {"repositories": ["app"]})
+        # The fake mints its own tokens: make it honour the one this process holds.
+        github.tokens[SECRETS["GITHUB_TOKEN"]] = replace(token, value=SECRETS["GITHUB_TOKEN"])
+        with pytest.MonkeyPatch.context() as environment:
+            for name, value in SECRETS.items():
+                environment.setenv(name, value)
+            sandbox = DockerSandbox.create(docker_client, sandbox_config, job_id="secrets")
+            url = f"{github.url}/git/octo/app.git"
+            checkout = Checkout.clone(
+                url, "main", host / "git", sandbox.host_workspace, SECRETS["GITHUB_TOKEN"]
+            )
+            checkout.give_work_tree_a_copy()
+            sandbox.adopt_workspace()
     yield sandbox
     sandbox.close()
 
@@ -81,11 +77,8 @@ def test_no_secret_anywhere_in_the_filesystem(box: DockerSandbox) -> None:
 
 def test_the_clone_holds_no_token(box: DockerSandbox) -> None:
     config = box.read_file(".git/config").decode()
-    assert "url = file://" in config
+    assert "url = http://127.0.0.1:" in config
     assert found(config) == []
     assert found(box.run("git config --list --show-origin").output) == []
-    assert box.run("git log --format=%s").output == "seed\n"
-    status = subprocess.run(
-        git(box.host_workspace, "status", "--porcelain"), capture_output=True, text=True
-    )
-    assert (status.returncode, status.stdout) == (0, "")  # host-side git works on it too
+    assert box.run("git log --format=%s").output == "Initial commit\n"
+    assert box.run("git status --porcelain").output == ""  # the agent's git works on it
