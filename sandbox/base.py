@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 WORKSPACE = "/workspace"
@@ -30,8 +31,8 @@ class Sandbox(Protocol):
     workspace: str
     """The workspace path as the commands see it."""
 
-    def run(self, command: str, timeout: float = 120.0) -> ExecResult:
-        """Run a bash command in the persistent shell."""
+    def run(self, command: str, timeout: float | None = None) -> ExecResult:
+        """Run a bash command in the persistent shell; None means the default timeout."""
         ...
 
     def read_file(self, path: str) -> bytes:
@@ -44,4 +45,23 @@ class Sandbox(Protocol):
 
     def close(self) -> None:
         """Stop and remove the sandbox; safe to call twice."""
+        ...
+
+
+class WorkspaceSandbox(Sandbox, Protocol):
+    """What the worker needs on top of `Sandbox`: the workspace as a directory on the host."""
+
+    host_workspace: Path
+    """The host directory mounted at `workspace`: the worker clones the repository here."""
+
+    def adopt_workspace(self) -> None:
+        """Hand the host directory's contents (cloned by root) over to the sandbox's user."""
+        ...
+
+
+class SandboxProvider(Protocol):
+    """Where the worker gets a sandbox for a job: a warm pool, a cold start, or a local shell."""
+
+    def acquire(self, job_id: str) -> WorkspaceSandbox:
+        """A started sandbox with an empty host workspace, owned by this job until `close()`."""
         ...

@@ -87,6 +87,24 @@ class Settings(BaseSettings):
         key = self.private_key()
         return values + ([key] if key else [])
 
+    # --- Sandbox: the operator's knobs; sandbox/config.py builds the full SandboxConfig. ---
+    SANDBOX_POOL_SIZE: int = Field(2, ge=0)
+    """Started idle sandboxes kept ready, so a job gets one in milliseconds; 0 disables the pool."""
+    SANDBOX_NETWORK: bool = False
+    """Give sandboxes the engine's default bridge network; off (the default) means no network."""
+    SANDBOX_RUNTIME: str | None = None
+    """OCI runtime for sandboxes, e.g. `runsc` for gVisor; empty means the engine's default."""
+    SANDBOX_MEMORY: str = Field("2g", pattern=r"^[0-9]+[bkmg]?$")
+    """Memory limit per sandbox (`512m`, `2g`); swap is capped to the same."""
+    SANDBOX_CPUS: float = Field(2.0, gt=0)
+    """CPUs per sandbox (1.5 means one and a half cores)."""
+    SANDBOX_PIDS: int = Field(512, ge=16)
+    """Most processes per sandbox, so a fork bomb stalls inside it."""
+    SANDBOX_INSTANCE: str = Field("wrench", pattern=r"^[a-z0-9][a-z0-9_.-]{0,39}$")
+    """Label namespace of this deployment's containers: one per deployment sharing an engine."""
+    WORKSPACE_ROOT: Path = Path("var/workspaces")
+    """Host directory where each sandbox's workspace (the cloned repository) lives."""
+
 
 def load_settings(**overrides: object) -> Settings:
     """Read the settings, turning validation errors into one message that names each setting."""

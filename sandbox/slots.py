@@ -1,0 +1,112 @@
+"""Slot directories: one per container, holding its workspace and who owns it, shared by processes.
+
+Layout: `<workspace_root>/<instance>/<slot>/` with
+- `workspace/`: bind-mounted at /workspace in the slot's container;
+- `ready`: written once the pooled container has started (`{"container": id, "key": pool key}`);
+- `owner`: the job id (or "reaper"), created with O_EXCL: whoever creates it owns the slot.
+rq runs each job in a forked process, so these files, not Python objects, say which container
+is idle and which is taken; creating `owner` is the one atomic step that claims a slot.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REAPER = "reaper"
+"""The owner the reaper writes when it claims an idle slot to remove it."""
+
+
+@dataclass(frozen=True)
+class Ready:
+    """What a pooled slot's `ready` file says."""
+
+    container: str
+    key: str
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One slot directory."""
+
+    path: Path
+
+    @classmethod
+    def create(cls, root: Path, instance: str, uid: int, gid: int) -> Slot:
+        """A new slot with an empty workspace the sandbox user can write."""
+        parent = root / instance
+        parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        slot = cls(parent / secrets.token_hex(6))
+        slot.path.mkdir(mode=0o700)
+        slot.workspace.mkdir(mode=0o755)
+        give(slot.workspace, uid, gid)
+        return slot
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @property
+    def workspace(self) -> Path:
+        return self.path / "workspace"
+
+    def claim(self, owner: str) -> bool:
+        """Take the slot for `owner`; False when someone else already has it."""
+        try:
+            fd = os.open(self.path / "owner", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except (FileExistsError, FileNotFoundError):
+            return False
+        with os.fdopen(fd, "w") as owner_file:
+            owner_file.write(owner)
+        return True
+
+    def owner(self) -> str | None:
+        """Who claimed the slot: None while idle or gone, "" for a claim being written."""
+        try:
+            return (self.path / "owner").read_text()
+        except FileNotFoundError:
+            return None
+
+    def mark_ready(self, container: str, key: str) -> None:
+        """Publish a started pooled container; written by rename, so readers never see half."""
+        partial = self.path / "ready.partial"
+        partial.write_text(json.dumps({"container": container, "key": key}))
+        partial.rename(self.path / "ready")
+
+    def ready(self) -> Ready | None:
+        """The started container waiting in this slot, if any."""
+        try:
+            return Ready(**json.loads((self.path / "ready").read_text()))
+        except (FileNotFoundError, ValueError, TypeError):
+            return None
+
+    def age_s(self, now: float | None = None) -> float:
+        """Seconds since the slot was created."""
+        try:
+            return (now or time.time()) - self.path.stat().st_mtime
+        except FileNotFoundError:
+            return 0.0
+
+    def remove(self) -> None:
+        """Delete the slot and its workspace; fine if already gone."""
+        shutil.rmtree(self.path, ignore_errors=True)
+
+
+def slots(root: Path, instance: str) -> list[Slot]:
+    """Every slot of an instance, oldest first."""
+    try:
+        entries = [Slot(p) for p in (root / instance).iterdir() if p.is_dir()]
+    except FileNotFoundError:
+        return []
+    return sorted(entries, key=lambda slot: -slot.age_s())
+
+
+def give(path: Path, uid: int, gid: int) -> None:
+    """Make `path` (not what it points to) belong to uid:gid, when this process may."""
+    if os.geteuid() == 0:
+        os.chown(path, uid, gid, follow_symlinks=False)

@@ -1,0 +1,108 @@
+"""Sandbox fixtures: a real Docker engine, the test image, and sandboxes of each implementation.
+
+The shell behaviour tests run against every Sandbox implementation (`sandbox` fixture). Docker
+tests use their own image, built offline by the same builder as production (about a minute on
+a fresh machine, then cached by its recipe tag), and their own label namespace, so they never
+touch another test run's or a deployment's containers.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterator
+from pathlib import Path
+
+import docker
+import pytest
+
+from sandbox import container
+from sandbox.config import SandboxConfig
+from sandbox.docker_sandbox import DockerSandbox
+from sandbox.image import ImageRecipe, ensure_image
+from sandbox.local import LocalSandbox
+
+# Small caps so that output tests stay fast and readable.
+HEAD, TAIL = 2000, 1000
+TEST_RECIPE = ImageRecipe(
+    "wrench-sandbox-test",
+    ("bash", "coreutils", "git", "python3", "curl", "procps", "ca-certificates"),
+)
+
+
+def purge(client: docker.DockerClient, instance: str) -> list[str]:
+    """Remove every container of an instance; the names of those that were left."""
+    found = client.containers.list(all=True, filters={"label": f"{container.INSTANCE}={instance}"})
+    for leftover in found:
+        container.remove(client, leftover.id)
+    return [leftover.name for leftover in found]
+
+
+@pytest.fixture(scope="session")
+def docker_client() -> Iterator[docker.DockerClient]:
+    client = docker.from_env()
+    assert client.ping(), "no Docker engine: run scripts/test, which starts one"
+    yield client
+    client.close()
+
+
+@pytest.fixture(scope="session")
+def sandbox_image(docker_client: docker.DockerClient) -> str:
+    return ensure_image(docker_client, TEST_RECIPE)
+
+
+@pytest.fixture(scope="session")
+def sandbox_config(
+    sandbox_image: str, docker_client: docker.DockerClient, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[SandboxConfig]:
+    """Tight limits so that abuse tests finish fast; a label namespace of this run's own."""
+    config = SandboxConfig(
+        image=sandbox_image,
+        memory="256m",
+        cpus=1.0,
+        pids_limit=128,
+        tmp_size="64m",
+        output_head_bytes=HEAD,
+        output_tail_bytes=TAIL,
+        instance=f"test-{secrets.token_hex(4)}",
+        workspace_root=tmp_path_factory.mktemp("workspaces"),
+        pool_size=2,
+    )
+    yield config
+    assert purge(docker_client, config.instance) == [], "a test left containers behind"
+
+
+@pytest.fixture
+def fresh_config(
+    sandbox_config: SandboxConfig, docker_client: docker.DockerClient, tmp_path: Path
+) -> Iterator[SandboxConfig]:
+    """A label namespace and workspace root for one test, purged afterwards."""
+    config = sandbox_config.model_copy(
+        update={"instance": f"test-{secrets.token_hex(4)}", "workspace_root": tmp_path / "ws"}
+    )
+    yield config
+    purge(docker_client, config.instance)
+
+
+@pytest.fixture(scope="module")
+def local_sandbox() -> Iterator[LocalSandbox]:
+    sandbox = LocalSandbox(config=SandboxConfig(output_head_bytes=HEAD, output_tail_bytes=TAIL))
+    yield sandbox
+    sandbox.close()
+
+
+@pytest.fixture(scope="module")
+def docker_sandbox(
+    docker_client: docker.DockerClient, sandbox_config: SandboxConfig
+) -> Iterator[DockerSandbox]:
+    sandbox = DockerSandbox.create(docker_client, sandbox_config, job_id="module-job")
+    yield sandbox
+    sandbox.close()
+
+
+@pytest.fixture(params=["local", "docker"])
+def sandbox(request: pytest.FixtureRequest) -> LocalSandbox | DockerSandbox:
+    """A module-wide sandbox, back in its workspace with a clean slate of test files."""
+    box = request.getfixturevalue(f"{request.param}_sandbox")
+    reset = box.run(f"cd {box.workspace} && rm -rf -- ./* ./.[!.]* && unset FOO", timeout=30)
+    assert reset.exit_code == 0, reset.output
+    return box
