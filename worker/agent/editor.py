@@ -50,9 +50,13 @@ class FileEditor:
         return posixpath.normpath(posixpath.join(self.sandbox.workspace, path))
 
     def view(self, path: str, args: dict[str, Any]) -> str:
-        data = self._read(path, directory_ok=True)
-        if data is None:
-            return self._listing(path)
+        try:
+            data = self._read(path)
+        except EditError:
+            # Sandboxes report a directory differently (IsADirectoryError, or a failed `head`).
+            if self.sandbox.run(shlex.join(["test", "-d", path])).exit_code == 0:
+                return self._listing(path)
+            raise
         lines = _text(data, path).removesuffix("\n").split("\n")
         view_range = args.get("view_range") or [1, -1]
         if len(view_range) != 2 or not all(type(n) is int for n in view_range):
@@ -122,19 +126,15 @@ class FileEditor:
         self.sandbox.write_file(path, previous)
         return f"Undid the last edit of {path}:\n{numbered(_text(previous, path))}"
 
-    def _read(
-        self, path: str, missing_ok: bool = False, directory_ok: bool = False
-    ) -> bytes | None:
+    def _read(self, path: str, missing_ok: bool = False) -> bytes | None:
         try:
             return self.sandbox.read_file(path)
-        except IsADirectoryError:
-            if directory_ok:
-                return None
-            raise EditError(f"{path} is a directory") from None
         except FileNotFoundError:
             if missing_ok:
                 return None
             raise EditError(f"{path} does not exist") from None
+        except IsADirectoryError:
+            raise EditError(f"{path} is a directory") from None
         except OSError as exc:
             raise EditError(f"cannot read {path}: {exc.strerror or exc}") from None
 
