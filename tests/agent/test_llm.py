@@ -11,7 +11,7 @@ import pytest
 
 from tests.agent.conftest import FAKE_KEY, litellm_model
 from tests.fakes.openai_server import count_tokens, error, slow, text, tool_call
-from worker.agent.llm import LLMConfig, Message, ModelError, import_litellm
+from worker.agent.llm import DeadlineReached, LLMConfig, Message, ModelError, import_litellm
 from worker.agent.tools import TOOLS
 from wrench.settings import Settings
 
@@ -114,6 +114,16 @@ def test_a_reply_slower_than_the_timeout_is_abandoned_and_retried(fake_openai):
     assert len(fake_openai.requests) == 2
 
 
+def test_the_fallback_is_not_tried_once_the_deadline_has_passed(fake_openai):
+    fake_openai.add(slow(text("slow"), 3.0), text("from the fallback"))
+    model = litellm_model(fake_openai, max_retries=0, fallback_model="openai/backup-model")
+
+    with pytest.raises(DeadlineReached):
+        model.complete(CONVERSATION, [], deadline=time.monotonic() + 0.5)
+
+    assert [b["model"] for b in fake_openai.bodies()] == ["fake-model"]
+
+
 def test_the_fallback_model_answers_when_the_main_one_keeps_failing(fake_openai):
     fake_openai.add(error(500), error(500), text("from the fallback"))
     model = litellm_model(fake_openai, max_retries=1, fallback_model="openai/backup-model")
@@ -141,14 +151,14 @@ def test_a_call_never_outlives_the_deadline(fake_openai):
     fake_openai.add(slow(text("slow"), 3.0), slow(text("slow"), 3.0))
     start = time.monotonic()
 
-    with pytest.raises(ModelError):
+    with pytest.raises(DeadlineReached):
         litellm_model(fake_openai, timeout_s=30).complete(CONVERSATION, [], deadline=start + 0.6)
 
     assert time.monotonic() - start < 1.0
 
 
 def test_no_call_is_made_once_the_deadline_has_passed(fake_openai):
-    with pytest.raises(ModelError, match="no time left"):
+    with pytest.raises(DeadlineReached, match="no time left"):
         litellm_model(fake_openai).complete(CONVERSATION, [], deadline=time.monotonic() - 1)
 
     assert fake_openai.requests == []

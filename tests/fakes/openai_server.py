@@ -137,7 +137,7 @@ class FakeOpenAI:
 
     def prompt_tokens(self) -> int:
         """Prompt tokens summed over every request so far, as this server counts them."""
-        return sum(_prompt_tokens(body) for body in self.bodies())
+        return sum(prompt_tokens_of(body) for body in self.bodies())
 
     def next_reply(self, request: Request) -> Reply:
         with self._lock:
@@ -148,14 +148,15 @@ class FakeOpenAI:
         return reply or error(500, message="fake server: the script has no more replies")
 
 
-def _prompt_tokens(body: dict[str, Any]) -> int:
+def prompt_tokens_of(body: dict[str, Any]) -> int:
+    """The prompt tokens the server counts for one request: its messages and its tools."""
     return count_tokens(body.get("messages", [])) + count_tokens(body.get("tools", []))
 
 
 def _with_usage(reply: Reply, body: dict[str, Any]) -> dict[str, Any]:
     if reply.status != 200:
         return reply.body
-    prompt = _prompt_tokens(body)
+    prompt = prompt_tokens_of(body)
     completion = count_tokens(reply.body["choices"][0]["message"])
     usage = {
         "prompt_tokens": prompt,

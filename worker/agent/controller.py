@@ -22,7 +22,7 @@ from worker.agent.events import (
     RunStarted,
     StopReason,
 )
-from worker.agent.llm import ModelError, Reply, ToolCall
+from worker.agent.llm import DeadlineReached, ModelError, Reply, ToolCall
 from worker.agent.state import State
 from worker.agent.tools import FormatError, Submitted, Toolbox, parse_call
 from wrench.secrets import Redactor
@@ -121,9 +121,9 @@ class AgentController:
     def _ask(self, state: State) -> Reply:
         try:
             return self.agent.step(state, state.started + self.config.max_duration_s)
+        except DeadlineReached as exc:
+            raise Stop(StopReason.TIMEOUT, f"{self._timeout_detail()} ({exc})") from None
         except ModelError as exc:
-            if self._time_left(state) <= 0:
-                raise Stop(StopReason.TIMEOUT, f"{self._timeout_detail()} ({exc})") from None
             raise Stop(StopReason.MODEL_ERROR, f"the model failed: {exc}") from None
 
     def _act(self, state: State, calls: Sequence[ToolCall]) -> list[tuple[str, str, str]]:

@@ -71,6 +71,10 @@ class ModelError(Exception):
     """The model gave no answer: a non-retryable error, or retries and the fallback exhausted."""
 
 
+class DeadlineReached(ModelError):
+    """The model gave no answer before the run's deadline."""
+
+
 class LLM(Protocol):
     """Anything that answers a conversation with a reply that may call tools."""
 
@@ -165,10 +169,10 @@ class LiteLLMModel:
         for model in filter(None, (self.config.model, self.config.fallback_model)):
             try:
                 return self._with_retries(model, payload, list(tools), deadline)
+            except DeadlineReached as exc:
+                raise DeadlineReached("; ".join([*failures, f"{model}: {exc}"])) from exc
             except ModelError as exc:
                 failures.append(f"{model}: {exc}")
-                if deadline is not None and time.monotonic() >= deadline:
-                    break
         raise ModelError("; ".join(failures))
 
     def _with_retries(
@@ -187,7 +191,8 @@ class LiteLLMModel:
                 if wait is None or attempt >= self.config.max_retries:
                     raise ModelError(_describe(exc, attempt)) from exc
                 if deadline is not None and time.monotonic() + wait >= deadline:
-                    raise ModelError(f"{_describe(exc, attempt)}; no time left to retry") from exc
+                    message = f"{_describe(exc, attempt)}; no time left to retry"
+                    raise DeadlineReached(message) from exc
                 log.warning(
                     "model %s failed (%s); retry %d in %.1fs", model, exc, attempt + 1, wait
                 )
@@ -202,7 +207,7 @@ class LiteLLMModel:
         # Rounded down to a tenth: litellm caches one HTTP client per distinct timeout.
         left = int((deadline - time.monotonic()) * 10) / 10
         if left <= 0:
-            raise ModelError("no time left for a model call")
+            raise DeadlineReached("no time left for a model call")
         return min(self.config.timeout_s, left)
 
     def _arguments(
