@@ -67,11 +67,14 @@ class FileEditor:
             raise EditError(
                 f"view_range must be within 1..{len(lines)} (or end -1), got {[start, end]}"
             )
-        shown = numbered("\n".join(lines[start - 1 : end]), start)
-        if len(shown) > self.max_view_chars:
-            shown = shown[: self.max_view_chars].rsplit("\n", 1)[0]
-            shown += "\n[the file is longer than shown: use view_range to see the rest]"
-        return shown
+        shown, size = [], 0
+        for number in range(start, end + 1):
+            shown.append(f"{number:6}\t{lines[number - 1]}")
+            size += len(shown[-1]) + 1
+            if size > self.max_view_chars:
+                shown[-1] = f"[lines {number}-{end} not shown: use view_range to see them]"
+                break
+        return "\n".join(shown)
 
     def create(self, path: str, args: dict[str, Any]) -> str:
         text = _required(args, "file_text")

@@ -65,11 +65,7 @@ FINISH = _function(
 )
 TOOLS: tuple[dict[str, Any], ...] = (BASH, EDITOR, FINISH)
 _SCHEMAS = {tool["function"]["name"]: tool["function"]["parameters"] for tool in TOOLS}
-_TYPES: dict[str, type | tuple[type, ...]] = {
-    "string": str,
-    "integer": int,
-    "array": list,
-}
+_TYPES: dict[str, type] = {"string": str, "integer": int, "array": list}
 
 
 class FormatError(Exception):
@@ -121,7 +117,8 @@ class Toolbox:
             raise Submitted(action.arguments["message"])
         if action.tool == "bash":
             result = self.sandbox.run(action.arguments["command"], timeout=timeout)
-            content, exit_code, error = describe(result), result.exit_code, result.exit_code != 0
+            content = describe(result, timeout)
+            exit_code, error = result.exit_code, result.exit_code != 0
         else:
             try:
                 content = self.editor(action.arguments)
@@ -138,17 +135,17 @@ class Toolbox:
         )
 
 
-def describe(result: ExecResult) -> str:
+def describe(result: ExecResult, timeout: float) -> str:
     """A command's output with what the model must know about how it ended."""
     notes = []
     if result.truncated_bytes:
         notes.append(f"[{result.truncated_bytes} bytes cut from the middle of the output]")
     if result.timed_out:
-        notes.append("[the command ran past its timeout and was killed]")
+        notes.append(f"[the command ran past its {timeout:.0f} s timeout and was killed]")
     elif result.exit_code != 0:
         notes.append(f"[exit code {result.exit_code}]")
-    output = result.output if result.output.strip() or notes else "(no output)"
-    return "\n".join([output.rstrip("\n"), *notes]) if notes else output
+    output = result.output.rstrip("\n") if notes else result.output
+    return "\n".join([output if output.strip() else "(no output)", *notes])
 
 
 def clip(text: str, limit: int) -> str:
