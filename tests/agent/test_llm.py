@@ -157,6 +157,17 @@ def test_a_call_never_outlives_the_deadline(fake_openai):
     assert time.monotonic() - start < 1.0
 
 
+def test_a_call_cut_short_by_the_deadline_is_reported_as_the_deadline_even_without_retries(
+    fake_openai,
+):
+    fake_openai.add(slow(text("slow"), 3.0))
+
+    with pytest.raises(DeadlineReached, match="Timeout"):
+        litellm_model(fake_openai, max_retries=0).complete(
+            CONVERSATION, [], deadline=time.monotonic() + 0.5
+        )
+
+
 def test_no_call_is_made_once_the_deadline_has_passed(fake_openai):
     with pytest.raises(DeadlineReached, match="no time left"):
         litellm_model(fake_openai).complete(CONVERSATION, [], deadline=time.monotonic() - 1)
@@ -192,3 +203,13 @@ def test_importing_the_agent_package_does_not_import_litellm_or_docker():
     code = "import sys, worker.agent; print(sorted({'litellm', 'docker'} & set(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_fake_server_also_answers_without_the_v1_prefix(fake_openai):
+    fake_openai.add(text("ok"))
+    bare = fake_openai.url.removesuffix("/v1")
+
+    reply = litellm_model(fake_openai, base_url=bare).complete(CONVERSATION, [])
+
+    assert reply.message.content == "ok"
+    assert [r.path for r in fake_openai.requests] == ["/chat/completions"]

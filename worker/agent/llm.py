@@ -188,11 +188,11 @@ class LiteLLMModel:
                 )
             except Exception as exc:  # litellm raises many types; _retry_wait sorts them
                 wait = self._retry_wait(exc, attempt)
+                if _time_up(deadline, wait or 0.0):
+                    message = f"{_describe(exc, attempt)}; the run's time is up"
+                    raise DeadlineReached(message) from exc
                 if wait is None or attempt >= self.config.max_retries:
                     raise ModelError(_describe(exc, attempt)) from exc
-                if deadline is not None and time.monotonic() + wait >= deadline:
-                    message = f"{_describe(exc, attempt)}; no time left to retry"
-                    raise DeadlineReached(message) from exc
                 log.warning(
                     "model %s failed (%s); retry %d in %.1fs", model, exc, attempt + 1, wait
                 )
@@ -204,11 +204,10 @@ class LiteLLMModel:
     def _timeout(self, deadline: float | None) -> float:
         if deadline is None:
             return self.config.timeout_s
-        # Rounded down to a tenth: litellm caches one HTTP client per distinct timeout.
-        left = int((deadline - time.monotonic()) * 10) / 10
-        if left <= 0:
+        if _time_up(deadline):
             raise DeadlineReached("no time left for a model call")
-        return min(self.config.timeout_s, left)
+        # Rounded down to a tenth: litellm caches one HTTP client per distinct timeout.
+        return min(self.config.timeout_s, int((deadline - time.monotonic()) * 10) / 10)
 
     def _arguments(
         self, model: str, payload: list[dict], tools: list[dict], timeout: float
@@ -272,6 +271,11 @@ class LiteLLMModel:
                 self._unpriced.add(model)
         config = self.config
         return (prompt * config.input_usd_per_mtok + completion * config.output_usd_per_mtok) / 1e6
+
+
+def _time_up(deadline: float | None, wait: float = 0.0) -> bool:
+    """Whether less than a tenth of a second would be left for a call after waiting `wait`."""
+    return deadline is not None and deadline - time.monotonic() - wait < 0.1
 
 
 def _retry_after(exc: Exception) -> float:
