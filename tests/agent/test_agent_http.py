@@ -11,9 +11,11 @@ import pytest
 
 from tests.agent.conftest import FAKE_KEY, litellm_model, run_agent
 from tests.fakes.openai_server import FakeOpenAI, error, prompt_tokens_of, slow, text, tool_call
+from worker.agent import AgentConfig, LiteLLMModel, LLMConfig
 from worker.agent.events import ModelReply, StopReason
 from worker.agent.llm import import_litellm
 from wrench.secrets import REDACTED, Redactor
+from wrench.settings import Settings
 
 BUGGY = b"def add(a, b):\n    return a - b\n"
 
@@ -42,7 +44,17 @@ def test_a_multi_step_edit_over_http_changes_the_files(any_sandbox, fake_openai,
         tool_call("finish", {"message": "Fixed add()."}),
     )
 
-    run = run_agent(litellm_model(fake_openai), any_sandbox, tmp_path / "t.jsonl")
+    settings = Settings(
+        _env_file=None,
+        LLM_MODEL="openai/fake-model",
+        LLM_BASE_URL=fake_openai.url,
+        LLM_API_KEY=FAKE_KEY,
+        MAX_STEPS=10,
+    )
+    llm = LiteLLMModel(LLMConfig.from_settings(settings))
+    config = AgentConfig.from_settings(settings).model_dump()
+
+    run = run_agent(llm, any_sandbox, tmp_path / "t.jsonl", **config)
 
     assert run.result.finished and run.result.message == "Fixed add()."
     assert any_sandbox.read_file("calc.py") == BUGGY.replace(b"a - b", b"a + b")
