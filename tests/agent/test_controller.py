@@ -81,6 +81,18 @@ def test_the_cost_limit_is_never_overrun(sandbox, tmp_path, per_call, limit):
     assert run.result.cost_usd == pytest.approx(per_call * len(model.prompts))
 
 
+@pytest.mark.parametrize("limit", [0.004 + 0.0002 * i for i in range(25)])
+def test_the_cost_limit_holds_while_prompts_and_so_calls_grow(sandbox, tmp_path, limit):
+    model = ScriptedModel(echoes(), usd_per_mtok=1.0)
+
+    run = run_agent(model, sandbox, tmp_path / "t.jsonl", max_cost_usd=limit)
+
+    assert run.result.reason is StopReason.MAX_COST
+    assert run.result.cost_usd <= limit
+    costs = [reply.cost_usd for reply in run.of(ModelReply)]
+    assert all(a < b for a, b in itertools.pairwise(costs))  # each call dearer than the last
+
+
 def test_the_time_limit_stops_the_run_without_overrunning(sandbox, tmp_path):
     model = ScriptedModel(call("bash", {"command": f"sleep 0.3; echo {i}"}) for i in range(100))
     start = time.monotonic()

@@ -25,7 +25,8 @@ class AgentConfig(BaseModel):
     max_steps: int = Field(50, gt=0)
     """Model calls allowed; checked before each call."""
     max_cost_usd: float = Field(3.0, gt=0)
-    """Model spend allowed; a call is not made when the priciest call so far would cross it."""
+    """Model spend allowed; a call is not made when its estimated cost (the priciest call so far,
+    or the last one plus its growth) would cross it."""
     max_duration_s: float = Field(1800.0, gt=0)
     """Wall-clock time allowed; model calls and commands are cut short to end by then."""
     command_timeout_s: float = Field(300.0, gt=0)

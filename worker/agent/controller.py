@@ -97,11 +97,11 @@ class AgentController:
             raise Stop(StopReason.CANCELLED, "the run was cancelled")
         if state.steps >= config.max_steps:
             raise Stop(StopReason.MAX_STEPS, f"it reached the limit of {config.max_steps} steps")
-        if state.cost_usd + state.priciest_call_usd > config.max_cost_usd:
+        if state.cost_usd + state.next_call_usd() > config.max_cost_usd:
             raise Stop(
                 StopReason.MAX_COST,
                 f"another model call could pass the cost limit of ${config.max_cost_usd:.2f} "
-                f"(${state.cost_usd:.4f} spent, up to ${state.priciest_call_usd:.4f} a call)",
+                f"(${state.cost_usd:.4f} spent, the next call ~${state.next_call_usd():.4f})",
             )
         if self._time_left(state) <= 0:
             raise Stop(StopReason.TIMEOUT, self._timeout_detail())

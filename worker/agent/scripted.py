@@ -49,9 +49,12 @@ class ScriptedModel:
         *,
         model: str = "scripted",
         cost_per_call_usd: float = 0.0,
+        usd_per_mtok: float = 0.0,
     ) -> None:
         self.model = model
         self.cost_per_call_usd = cost_per_call_usd
+        self.usd_per_mtok = usd_per_mtok
+        """Price of a million tokens (prompt or completion), on top of the cost per call."""
         self.prompts: list[list[Message]] = []
         """Every conversation the model was asked to continue, in order."""
         self.tools: list[dict[str, Any]] = []
@@ -71,11 +74,12 @@ class ScriptedModel:
             raise ModelError("scripted model: the script has no more replies")
         if isinstance(item, Exception):
             raise item
+        prompt, completion = count_tokens(messages), count_tokens([item])
         return Reply(
             message=item,
             model=self.model,
-            prompt_tokens=count_tokens(messages),
-            completion_tokens=count_tokens([item]),
-            cost_usd=self.cost_per_call_usd,
+            prompt_tokens=prompt,
+            completion_tokens=completion,
+            cost_usd=self.cost_per_call_usd + (prompt + completion) * self.usd_per_mtok / 1e6,
             duration_s=0.0,
         )

@@ -23,7 +23,10 @@ class State:
     completion_tokens: int = 0
     cost_usd: float = 0.0
     priciest_call_usd: float = 0.0
-    """The most a single model call has cost: the estimate of what the next one may cost."""
+    """The most a single model call has cost."""
+    last_call_usd: float = 0.0
+    call_growth_usd: float = 0.0
+    """How much more the last call cost than the one before (prompts grow step by step)."""
     bad_replies: int = 0
     """Replies in a row with no valid tool call."""
     repeats: int = 0
@@ -41,6 +44,9 @@ class State:
         self.completion_tokens += reply.completion_tokens
         self.cost_usd += reply.cost_usd
         self.priciest_call_usd = max(self.priciest_call_usd, reply.cost_usd)
+        if self.steps > 1:
+            self.call_growth_usd = max(0.0, reply.cost_usd - self.last_call_usd)
+        self.last_call_usd = reply.cost_usd
         self.messages.append(reply.message)
         if reply.message.content.strip():
             self.last_said = reply.message.content.strip()
@@ -50,6 +56,10 @@ class State:
             self.messages.append(Message("user", observation.content))
         else:
             self.messages.append(Message("tool", observation.content, (), observation.call_id))
+
+    def next_call_usd(self) -> float:
+        """What the next model call may cost: the priciest so far, or the last plus its growth."""
+        return max(self.priciest_call_usd, self.last_call_usd + self.call_growth_usd)
 
     def note_step(self, signature: tuple) -> int:
         """Record what a step did and saw; returns how many identical steps in a row that makes."""
