@@ -31,6 +31,8 @@ class Event:
 
 @dataclass(frozen=True)
 class RunStarted(Event):
+    """The task, the model and the limits a run starts with."""
+
     task: str
     model: str
     limits: dict[str, float]
@@ -141,6 +143,8 @@ class RunResult(BaseModel):
 
 @dataclass(frozen=True)
 class RunEnded(Event):
+    """How the run ended: always the last event."""
+
     result: RunResult
 
 
