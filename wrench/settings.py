@@ -48,6 +48,14 @@ class Settings(BaseSettings):
     """Key for the model provider."""
     LLM_BASE_URL: str | None = None
     """Base URL of an OpenAI-compatible server, when not the provider's default."""
+    LLM_FALLBACK_MODEL: str | None = None
+    """A litellm model tried (same key and URL) when `LLM_MODEL` keeps failing."""
+    LLM_TIMEOUT_S: float = Field(180.0, gt=0)
+    """Limit on one model call, in seconds."""
+    LLM_INPUT_USD_PER_MTOK: float = Field(3.0, ge=0)
+    """Price of a million prompt tokens, for models litellm has no price for (0 for free ones)."""
+    LLM_OUTPUT_USD_PER_MTOK: float = Field(15.0, ge=0)
+    """Price of a million completion tokens, for models litellm has no price for."""
     SANDBOX_IMAGE: str = "wrench-sandbox:latest"
     """Docker image the sandbox runs; `scripts/setup` builds the project's own under this name."""
     MAX_STEPS: int = Field(50, gt=0)

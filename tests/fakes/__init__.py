@@ -1,0 +1,1 @@
+"""Fakes that speak real protocols, shared by the test suites and the benchmarks."""

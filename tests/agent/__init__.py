@@ -1,0 +1,1 @@
+"""Tests of the agent loop: tools, limits, model errors and the trajectory."""
