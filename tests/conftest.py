@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 import shutil
 import socket
 import subprocess
@@ -9,9 +10,13 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import docker
 import pytest
 from redis import Redis
 
+from sandbox import container
+from sandbox.config import SandboxConfig
+from sandbox.image import ImageRecipe, ensure_image
 from wrench.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -86,3 +91,53 @@ def settings(redis_url: str) -> Settings:
 def shared_webhooks() -> Path:
     assert SHARED_WEBHOOKS.is_dir(), f"missing {SHARED_WEBHOOKS}: clone beside ../shared"
     return SHARED_WEBHOOKS
+
+
+# Small caps so that output tests stay fast and readable.
+HEAD, TAIL = 2000, 1000
+TEST_RECIPE = ImageRecipe(
+    "wrench-sandbox-test",
+    ("bash", "coreutils", "git", "python3", "curl", "procps", "ca-certificates"),
+)
+
+
+def purge(client: docker.DockerClient, instance: str) -> list[str]:
+    """Remove every container of an instance; the names of those that were left."""
+    found = client.containers.list(all=True, filters={"label": f"{container.INSTANCE}={instance}"})
+    for leftover in found:
+        container.remove(client, leftover.id)
+    return [leftover.name for leftover in found]
+
+
+@pytest.fixture(scope="session")
+def docker_client() -> Iterator[docker.DockerClient]:
+    client = docker.from_env()
+    assert client.ping(), "no Docker engine: run scripts/test, which starts one"
+    yield client
+    client.close()
+
+
+@pytest.fixture(scope="session")
+def sandbox_image(docker_client: docker.DockerClient) -> str:
+    return ensure_image(docker_client, TEST_RECIPE)
+
+
+@pytest.fixture(scope="session")
+def sandbox_config(
+    sandbox_image: str, docker_client: docker.DockerClient, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[SandboxConfig]:
+    """Tight limits so that abuse tests finish fast; a label namespace of this run's own."""
+    config = SandboxConfig(
+        image=sandbox_image,
+        memory="256m",
+        cpus=1.0,
+        pids_limit=128,
+        tmp_size="64m",
+        output_head_bytes=HEAD,
+        output_tail_bytes=TAIL,
+        instance=f"test-{secrets.token_hex(4)}",
+        workspace_root=tmp_path_factory.mktemp("workspaces"),
+        pool_size=2,
+    )
+    yield config
+    assert purge(docker_client, config.instance) == [], "a test left containers behind"

@@ -15,9 +15,6 @@ from sandbox.config import SandboxConfig
 from sandbox.docker_sandbox import DockerSandbox
 from sandbox.local import LocalSandbox
 from tests.fakes.openai_server import FakeOpenAI
-
-# The sandbox suite's Docker fixtures (engine, offline-built test image, label namespace).
-from tests.sandbox.conftest import docker_client, sandbox_config, sandbox_image  # noqa: F401
 from worker.agent import (
     Agent,
     AgentConfig,

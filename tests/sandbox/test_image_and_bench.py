@@ -16,8 +16,7 @@ import docker
 import pytest
 
 from sandbox.image import LABEL, ensure_image, production_recipe
-from tests.conftest import ROOT
-from tests.sandbox.conftest import TEST_RECIPE
+from tests.conftest import ROOT, TEST_RECIPE
 
 
 def test_the_tag_follows_every_input_of_the_recipe() -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import secrets
 from collections.abc import Iterator
 from dataclasses import replace
-from pathlib import Path
 
 import docker
 import pytest

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from sandbox.base import Sandbox
-from tests.sandbox.conftest import HEAD, TAIL
+from tests.conftest import HEAD, TAIL
 
 
 def test_output_status_and_stderr_arrive_as_one_stream(sandbox: Sandbox) -> None:
