@@ -26,7 +26,7 @@ def claim(redis: Redis, spec: JobSpec, job_id: str, ttl_s: int) -> str | None:
         holder = (redis.get(key) or b"").decode()
         if holder == job_id:
             return None
-        if holder and _is_live(redis, holder):
+        if holder and is_live(redis, holder):
             return holder
         # The holder died without releasing: take over from it.
         redis.eval(_RELEASE, 1, key, holder)
@@ -43,7 +43,9 @@ def queue_behind(queue: JobQueue, spec: JobSpec, holder_id: str, meta: dict) -> 
     return job_id
 
 
-def _is_live(redis: Redis, job_id: str) -> bool:
+def is_live(redis: Redis, job_id: str) -> bool:
+    """Whether the job still waits or runs (a dead worker's job stops being live once rq
+    notices: at once for a killed work horse, at the next registry cleanup otherwise)."""
     try:
         return Job.fetch(job_id, connection=redis).get_status() in LIVE
     except Exception:  # NoSuchJobError, or a job that cannot be read: not live

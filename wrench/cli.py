@@ -17,16 +17,26 @@ def _web(args: argparse.Namespace) -> None:
     serve(load_settings(), port=args.port)
 
 
+def _waiting_for_setup(settings) -> bool:
+    """Without a GitHub App there is nothing to do: wait (honcho stops every process when one
+    exits, and the web process must keep serving the setup page)."""
+    if settings.APP_ID is not None and settings.private_key() is not None:
+        return False
+    print(
+        "wrench: no GitHub App is configured yet (APP_ID, PRIVATE_KEY): open the web page "
+        "to create one, then restart",
+        file=sys.stderr,
+    )
+    signal.sigwait({signal.SIGINT, signal.SIGTERM})
+    return True
+
+
 def _worker(args: argparse.Namespace) -> None:
-    from redis import Redis
-    from rq import Queue, Worker
-
-    from wrench.logs import configure_logging
-
     settings = load_settings()
-    configure_logging(settings)
-    redis = Redis.from_url(settings.REDIS_URL)
-    Worker([Queue(settings.QUEUE_NAME, connection=redis)], connection=redis).work(burst=args.burst)
+    if not _waiting_for_setup(settings):
+        from worker.process import run_worker
+
+        run_worker(settings, burst=args.burst)
 
 
 def _scheduler(args: argparse.Namespace) -> None:
@@ -34,6 +44,8 @@ def _scheduler(args: argparse.Namespace) -> None:
     from worker.services import scheduler_from_settings
 
     settings = load_settings()
+    if _waiting_for_setup(settings):
+        return
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())

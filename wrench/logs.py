@@ -76,4 +76,7 @@ def configure_logging(settings: Settings, level: int = logging.INFO) -> Redactor
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
+    # These libraries log every HTTP call at INFO: ours say what matters.
+    for chatty in ("LiteLLM", "httpx", "docker"):
+        logging.getLogger(chatty).setLevel(logging.WARNING)
     return redactor

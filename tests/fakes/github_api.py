@@ -76,8 +76,8 @@ def get_installation(fake, owner: str, repo: str, query, data) -> Answer:
     return (200, {"id": found.installation_id}) if found else NOT_FOUND
 
 
-@endpoint("GET", r"/users/(?P<login>[^/]+)", "metadata")
-def get_user(fake, repo, login: str, query, data) -> Answer:
+@endpoint("GET", r"/users/(?P<login>[^/]+)", "installation")
+def get_user(fake, token, login: str, query, data) -> Answer:
     return 200, {"login": login, "id": 41898282 if login.endswith("[bot]") else 1, "type": "Bot"}
 
 

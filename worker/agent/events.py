@@ -180,7 +180,7 @@ class TrajectoryWriter:
         self._file = path.open("a", encoding="utf-8")
 
     def __call__(self, event: Event) -> None:
-        record = {"kind": type(event).__name__, **_jsonable(event, self._redactor.redact)}
+        record = event_record(event, self._redactor)
         self._file.write(json.dumps(record, ensure_ascii=False) + "\n")
         self._file.flush()
 
@@ -192,6 +192,11 @@ class TrajectoryWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def event_record(event: Event, redactor: Redactor) -> dict[str, Any]:
+    """The event as one JSON object, tagged with its kind, every string redacted."""
+    return {"kind": type(event).__name__, **_jsonable(event, redactor.redact)}
 
 
 def _jsonable(value: Any, redact: Callable[[str], str]) -> Any:
