@@ -62,6 +62,19 @@ class Stack:
     env: dict[str, str]
     instance: str
     workdir: Path
+    worker_pid: int = 0
+
+    def worker_children(self) -> set[int]:
+        """Processes the worker forked: the maintenance process, and a work horse per job."""
+        children = set()
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == self.worker_pid:
+                children.add(int(stat.parent.name))
+        return children
 
     def deliver(self, event: str, payload: dict[str, Any], delivery: str | None = None) -> dict:
         body = json.dumps(payload).encode()
@@ -172,7 +185,15 @@ def stack(tmp_path, redis_url, redis, sandbox_image, docker_client) -> Iterator[
         web = start([WRENCH, "web", "--port", str(port)], env, tmp_path, tmp_path / "web.log")
         worker = start([WRENCH, "worker"], env, tmp_path, tmp_path / "worker.log")
         stack = Stack(
-            github, llm, model, redis, f"http://127.0.0.1:{port}", env, instance, tmp_path
+            github,
+            llm,
+            model,
+            redis,
+            f"http://127.0.0.1:{port}",
+            env,
+            instance,
+            tmp_path,
+            worker.pid,
         )
         try:
             stack.wait_for(lambda: _up(stack.web_url), timeout_s=30)
@@ -181,7 +202,11 @@ def stack(tmp_path, redis_url, redis, sandbox_image, docker_client) -> Iterator[
         finally:
             for proc in (web, worker):
                 proc.terminate()
-                proc.wait(20)
+                try:
+                    proc.wait(20)
+                except subprocess.TimeoutExpired:  # a job still running: rq waits for it
+                    proc.kill()
+                    proc.wait()
             purge(docker_client, instance)
 
 
@@ -204,3 +229,40 @@ def settings_for(stack: Stack) -> Settings:
         _env_file=None,
         **{k: v for k, v in stack.env.items() if k.isupper() and k not in {"PATH", "HOME", "LANG"}},
     )
+
+
+def commented(
+    body: str,
+    number: int = 1,
+    sender: str = "octocat",
+    on_pull: bool = False,
+    comment_id: int = 555,
+) -> dict[str, Any]:
+    from tests.bot.deliveries import load
+
+    payload = load("issue_comment/created.payload.json")
+    payload["issue"]["number"] = number
+    if on_pull:
+        payload["issue"]["pull_request"] = {"url": "..."}
+    payload["comment"] = {
+        **payload["comment"],
+        "id": comment_id,
+        "body": body,
+        "author_association": "OWNER",
+    }
+    payload["repository"]["full_name"] = REPO
+    payload["sender"] = {**payload["sender"], "login": sender}
+    payload["installation"] = {"id": 4242}
+    return payload
+
+
+def review_commented(body: str, number: int, comment_id: int) -> dict[str, Any]:
+    from tests.bot.deliveries import load
+
+    payload = load("pull_request_review_comment/created.payload.json")
+    payload["pull_request"]["number"] = number
+    payload["comment"] = {**payload["comment"], "id": comment_id, "body": body}
+    payload["repository"]["full_name"] = REPO
+    payload["sender"] = {**payload["sender"], "login": "octocat"}
+    payload["installation"] = {"id": 4242}
+    return payload
