@@ -10,6 +10,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from githubkit import GitHub
 from redis import Redis
@@ -165,7 +166,7 @@ class JobRunner:
 
     def _identity(self, github: GitHubRepo) -> Identity:
         login = f"{self.s.bot_name()}[bot]"
-        host = self.s.api_url.split("//", 1)[-1].split("/", 1)[0]
+        host = urlsplit(self.s.api_url).hostname
         domain = "users.noreply.github.com" if host == "api.github.com" else f"users.noreply.{host}"
         return Identity(login, f"{github.user_id(login)}+{login}@{domain}")
 

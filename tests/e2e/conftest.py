@@ -32,6 +32,7 @@ WRENCH = str(Path(sys.executable).with_name("wrench"))
 APP_ID = 808
 REPO = "octo-org/hello"
 LLM_KEY = "sk-e2e-llm-key-" + secrets.token_hex(8)
+SLACK_SECRET = "slack-e2e-signing-secret"
 FILES = {
     "README.md": "# hello\n",
     "hello.py": 'def greet(name):\n    return "Hello, " + name\n',
@@ -160,6 +161,8 @@ def settings_env(
         "JOB_TIMEOUT_S": "120",
         "MAX_STEPS": "8",
         "PUBLIC_URL": "http://wrench.test",
+        "SLACK_SIGNING_SECRET": SLACK_SECRET,
+        "SLACK_ACCESS": json.dumps({"U_ALICE": [REPO, "octo-org/not-installed"]}),
     }
 
 
