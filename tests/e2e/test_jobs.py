@@ -142,3 +142,42 @@ def _all_jobs(stack):
     for registry in (StartedJobRegistry, DeferredJobRegistry, FinishedJobRegistry):
         ids |= set(registry(queue=queue).get_job_ids())
     return [queue.fetch_job(i) for i in ids if queue.fetch_job(i)]
+
+
+def test_a_fork_pull_request_is_answered_with_the_diff_and_nothing_is_pushed(stack):
+    github = stack.github
+    github.add_fork_pull(
+        REPO, 9, "stranger/hello", {"hello.py": 'def greet(name):\n    return "Yo " + name\n'}
+    )
+    branches_before = _branches(stack)
+    stack.model.replies[:] = [
+        tool_call(
+            "str_replace_editor",
+            {
+                "command": "str_replace",
+                "path": "hello.py",
+                "old_str": '"Yo " + name',
+                "new_str": '"Yo, " + name',
+            },
+        ),
+        tool_call("finish", {"message": "Added the comma."}),
+    ]
+    payload = commented("@wrench add a comma", number=9, on_pull=True)
+    [job_id] = stack.deliver("issue_comment", payload)["jobs"]
+    assert stack.wait(job_id).return_value()["outcome"] == "diff", stack.log("worker")
+    [comment] = [c for c in github.issue_comments(REPO, 9) if c["user"]["type"] == "Bot"]
+    assert "comes from a fork" in comment["body"]
+    assert (
+        '-    return "Yo " + name' in comment["body"]
+        and '+    return "Yo, " + name' in comment["body"]
+    )
+    assert _branches(stack) == branches_before
+
+
+def _branches(stack) -> str:
+    import subprocess
+
+    path = stack.github.repos[REPO].path
+    return subprocess.run(
+        ["git", "-C", str(path), "for-each-ref"], capture_output=True, text=True, check=True
+    ).stdout

@@ -200,6 +200,15 @@ class FakeGitHub:
         subprocess.run([*git, "push", "-q", "origin", branch], check=True)
         return self.branch_sha(full_name, branch)
 
+    def add_fork_pull(self, full_name: str, number: int, fork: str, files: dict[str, str]) -> str:
+        """A pull request from a fork, whose head GitHub mirrors as `refs/pull/<n>/head`."""
+        sha = self.commit_to_branch(full_name, "fork-head", files)
+        git = ["git", "-C", str(self.repos[full_name].path)]
+        subprocess.run([*git, "update-ref", f"refs/pull/{number}/head", sha], check=True)
+        subprocess.run([*git, "update-ref", "-d", "refs/heads/fork-head"], check=True)
+        self.add_pull(full_name, number, "patch-1", "From a fork", fork=fork)
+        return sha
+
     # --- reading the world ----------------------------------------------------------------
 
     def branch_sha(self, full_name: str, branch: str) -> str | None:
