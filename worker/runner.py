@@ -66,6 +66,8 @@ class Services:
     redactor: Redactor
     bot_name: Callable[[], str]
     tools: Callable[[Job], JobTools]
+    footer: Callable[[str], str]
+    """The tracking comment's last line for a job id: the job page's link, when it has one."""
     api_url: str
     trigger_label: str
     timeout_s: int
@@ -156,7 +158,9 @@ class JobRunner:
         reporters: list[Reporter] = []
         if github is not None and spec.number is not None:
             tracking = self.job.meta.get("tracking") or {}
-            tracker = Tracker(github, spec.number, self.s.redactor, footer=f"job {self.job.id}")
+            tracker = Tracker(
+                github, spec.number, self.s.redactor, footer=self.s.footer(self.job.id)
+            )
             tracker.start("is getting ready.", comment_id=tracking.get("comment_id"))
             failures.record_tracking(self.job, spec.model_dump(mode="json"), tracker.comment_id)
             reporters.append(tracker)

@@ -22,6 +22,7 @@ from worker.tokens import InstallationTokens
 from worker.work import JobTools
 from wrench import events
 from wrench.github import app_client
+from wrench.links import job_link
 from wrench.logs import configure_logging
 from wrench.metrics import Metrics
 from wrench.queue import JobQueue
@@ -89,6 +90,7 @@ def job_services(settings: Settings) -> Iterator[Services]:
             metrics=Metrics(redis),
             redactor=redactor,
             bot_name=cache(lambda: bot_name(settings, app)),
+            footer=lambda job_id: footer(settings, job_id),
             tools=tools,
             api_url=settings.GITHUB_API_URL,
             trigger_label=settings.TRIGGER_LABEL,
@@ -103,3 +105,10 @@ def trajectory_path(settings: Settings, job_id: str) -> Path:
 def cancel_key(job_id: str) -> str:
     """Set to ask a running job to stop at its next step."""
     return f"wrench:cancel:{job_id}"
+
+
+def footer(settings: Settings, job_id: str) -> str:
+    """`job <id>`, linked to the job page when PUBLIC_URL says where this server is."""
+    if settings.PUBLIC_URL is None:
+        return f"job {job_id}"
+    return f"[job {job_id[:8]}: details]({job_link(settings, job_id)})"

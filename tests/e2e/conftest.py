@@ -228,9 +228,11 @@ def _worker_ready(redis: Redis, queue: str) -> bool:
 
 
 def settings_for(stack: Stack) -> Settings:
+    """The settings the stack's processes run with, as far as signing job links needs."""
     return Settings(
         _env_file=None,
-        **{k: v for k, v in stack.env.items() if k.isupper() and k not in {"PATH", "HOME", "LANG"}},
+        WEBHOOK_SECRET=stack.env["WEBHOOK_SECRET"],
+        PUBLIC_URL=stack.env["PUBLIC_URL"],
     )
 
 

@@ -38,7 +38,8 @@ def test_a_labelled_issue_becomes_a_draft_pull_request(stack):
 
     # One tracking comment, edited to its final state; the eyes on the issue.
     [comment] = github.issue_comments(REPO, 1)
-    assert f"#{pull['number']}" in comment["body"] and "job " + job_id in comment["body"]
+    assert f"#{pull['number']}" in comment["body"]
+    assert f"(http://wrench.test/jobs/{job_id}?expires=" in comment["body"]  # the job page
     assert len(comment["history"]) >= 3
     assert [r["content"] for r in github.reactions] == ["eyes"]
 
