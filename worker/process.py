@@ -15,7 +15,7 @@ from sandbox.config import SandboxConfig
 from sandbox.pool import WarmPool
 from sandbox.reaper import reap
 from worker import failures
-from worker.agent.llm import import_litellm
+from worker.agent.llm import preload_litellm
 from worker.serial import is_live
 from wrench.logs import configure_logging
 from wrench.metrics import Metrics
@@ -66,7 +66,7 @@ def on_work_horse_killed(job, retpid: int, ret_val: int, rusage) -> None:
 
 def run_worker(settings: Settings, burst: bool = False) -> None:
     """Preload what every job imports (litellm takes seconds), start maintenance, work."""
-    import_litellm()
+    preload_litellm()
     import worker.job  # noqa: F401  (so that forked work horses start with it loaded)
 
     configure_logging(settings)

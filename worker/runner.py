@@ -25,6 +25,7 @@ from worker.plan import plan
 from worker.publish import PublishRefused
 from worker.repo_config import RepoConfigError
 from worker.reporting import Fanout, LogReporter, Reporter, SlackReporter
+from worker.stopwatch import Stopwatch
 from worker.tokens import InstallationTokens
 from worker.tracker import Tracker
 from worker.work import Assignment, JobTools, SetupFailed, do_work, summary
@@ -79,12 +80,14 @@ class JobRunner:
     def __init__(self, services: Services, job: Job) -> None:
         self.s, self.job = services, job
         self.started = time.monotonic()
+        self.watch = Stopwatch()
 
     def run(self, spec: JobSpec) -> dict:
         spec = self._with_installation(spec)
         if spec is None:
             return {"outcome": "not_installed"}
-        token = self.s.tokens.get(spec.installation_id, spec.repository.split("/")[1])
+        with self.watch.lap("token"):
+            token = self.s.tokens.get(spec.installation_id, spec.repository.split("/")[1])
         self.s.redactor.add(token)
         self.s.redactor.add(auth_header(token).rsplit(" ", 1)[1])
         with installation_client(self.s.api_url, token) as client:
@@ -142,7 +145,9 @@ class JobRunner:
             task = gather(github, spec, bot_login) if spec.number else task_only(spec)
             where = plan(github, spec, github.repository(), self.job.id)
             deadline = self.started + self.s.timeout_s
-            job = Assignment(github, task, where, token, self._identity(github), deadline)
+            job = Assignment(
+                github, task, where, token, self._identity(github), deadline, self.watch
+            )
             result = do_work(self.s.tools(self.job), job, reporter, self.s.redactor)
         except Exception as exc:
             reporter.finish(self._failure(exc))
@@ -190,6 +195,12 @@ class JobRunner:
 
     def _done(self, spec: JobSpec, outcome: str, url: str | None = None) -> dict:
         elapsed = time.monotonic() - self.started
+        waited = self.job.started_at - self.job.enqueued_at if self.job.started_at else None
+        timings = {**self.watch.laps, "total": elapsed}
+        if waited is not None:
+            timings["queue_wait"] = waited.total_seconds()
+        self.job.meta["timings"] = {k: round(v, 4) for k, v in timings.items()}
+        self.job.save_meta()
         self.s.metrics.inc("wrench_jobs_total", trigger=spec.trigger.value, outcome=outcome)
         self.s.metrics.observe("wrench_job_duration_seconds", elapsed, trigger=spec.trigger.value)
         return {"outcome": outcome, "url": url, "duration_s": round(elapsed, 3)}

@@ -28,6 +28,7 @@ from worker.plan import Plan
 from worker.publish import Outcome, Target, Work, publish
 from worker.repo_config import RepoConfig, load_repo_config
 from worker.reporting import Reporter
+from worker.stopwatch import Stopwatch
 from wrench.secrets import Redactor
 from wrench.settings import Settings
 
@@ -74,6 +75,8 @@ class Assignment:
     identity: Identity
     deadline: float
     """`time.monotonic()` instant by which the whole job must be done."""
+    watch: Stopwatch
+    """Where the job's time goes, stage by stage."""
 
 
 @dataclass(frozen=True)
@@ -85,15 +88,20 @@ class Result:
 def do_work(tools: JobTools, job: Assignment, reporter: Reporter, redactor: Redactor) -> Result:
     """Run the agent on the task in a fresh sandbox and publish; always cleans up."""
     tools.workdir.mkdir(parents=True, exist_ok=True)
-    sandbox = tools.sandboxes.acquire(tools.job_id)
+    lap = job.watch.lap
+    with lap("acquire"):
+        sandbox = tools.sandboxes.acquire(tools.job_id)
     refill = threading.Thread(target=tools.refill, daemon=True)
     refill.start()
     try:
         reporter.stage(CLONING.format(repository=job.github.full_name))
-        checkout = _clone(job, tools.workdir / "git", sandbox)
-        config = load_repo_config(sandbox.host_workspace)
-        _setup(sandbox, config, reporter, redactor)
-        run = _agent(tools, sandbox, job, config, reporter, redactor)
+        with lap("clone"):
+            checkout = _clone(job, tools.workdir / "git", sandbox)
+            config = load_repo_config(sandbox.host_workspace)
+        with lap("setup"):
+            _setup(sandbox, config, reporter, redactor)
+        with lap("agent"):
+            run = _agent(tools, sandbox, job, config, reporter, redactor)
         plan, task = job.plan, job.task
         target = Target(
             task.number,
@@ -105,7 +113,9 @@ def do_work(tools: JobTools, job: Assignment, reporter: Reporter, redactor: Reda
             config.draft,
         )
         work = Work(run.finished, run.message if run.finished else run.detail, summary(run))
-        return Result(publish(checkout, job.github, target, work, job.identity, redactor), run)
+        with lap("publish"):
+            outcome = publish(checkout, job.github, target, work, job.identity, redactor)
+        return Result(outcome, run)
     finally:
         sandbox.close()
         shutil.rmtree(tools.workdir, ignore_errors=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 import random
@@ -147,6 +148,21 @@ def import_litellm() -> Any:
 
     litellm.suppress_debug_info = True
     return litellm
+
+
+# What litellm imports on its first completion rather than at import (about two seconds here).
+FIRST_CALL_IMPORTS = ("litellm.responses.mcp.chat_completions_handler", "openai.resources")
+
+
+def preload_litellm() -> None:
+    """litellm and what its first completion would import, so that processes forked afterwards
+    (rq's work horses) start every job's first model call warm."""
+    import_litellm()
+    for module in FIRST_CALL_IMPORTS:
+        try:
+            importlib.import_module(module)
+        except ImportError:  # another litellm release: the first call pays for it, no more
+            log.info("litellm no longer has %s to preload", module)
 
 
 class LiteLLMModel:
