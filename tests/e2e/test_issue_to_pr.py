@@ -52,3 +52,63 @@ def test_a_labelled_issue_becomes_a_draft_pull_request(stack):
     sent = str(stack.llm.bodies()) + str(github.comments) + str(pull)
     assert LLM_KEY not in sent and not any(t in sent for t in github.tokens)
     assert stack.containers() == []  # the job's sandbox is gone (idle pool ones remain)
+
+
+def test_no_secret_reaches_a_log_line_a_trajectory_a_comment_or_a_commit(stack):
+    stack.model.replies[:] = [
+        # The model tries to leak what it can find, and echoes a secret it was somehow given.
+        tool_call("bash", {"command": "env; cat /proc/1/environ; cat .git/config; ls -a ~"}),
+        tool_call(
+            "str_replace_editor",
+            {"command": "create", "path": "leak.txt", "file_text": f"key={LLM_KEY}\n"},
+        ),
+        tool_call("finish", {"message": f"Done. By the way the key is {LLM_KEY}"}),
+    ]
+    [job_id] = stack.deliver("issues", issue_labeled())["jobs"]
+    job = stack.wait(job_id)
+    assert job.get_status().value == "failed"  # publishing was refused
+
+    secrets = [
+        LLM_KEY,
+        *stack.github.tokens,
+        stack.env["PRIVATE_KEY"].splitlines()[1],
+        stack.env["WEBHOOK_SECRET"],
+    ]
+    trajectory = (stack.workdir / "data" / "trajectories" / f"{job_id}.jsonl").read_text()
+    places = {
+        "worker log": stack.log("worker"),
+        "web log": stack.log("web"),
+        "trajectory": trajectory,
+        "job page feed": str(stack.redis.lrange(f"wrench:events:{job_id}", 0, -1)),
+        "comments": str(stack.github.comments),
+        # What the sandbox and GitHub told the model (its own replies come back to it as is).
+        "prompts": str(
+            [m for body in stack.llm.bodies() for m in body["messages"] if m["role"] != "assistant"]
+        ),
+        "repository": _all_git_objects(stack),
+    }
+    for place, text in places.items():
+        assert not [s for s in secrets if s in text], place
+    assert "[REDACTED]" in trajectory
+    [comment] = stack.github.issue_comments(REPO, 1)
+    assert "did not publish anything" in comment["body"]
+    assert stack.github.branch_sha(REPO, "wrench/issue-1") is None
+
+
+def _all_git_objects(stack) -> str:
+    import subprocess
+
+    path = str(stack.github.repos[REPO].path)
+    objects = subprocess.run(
+        ["git", "-C", path, "rev-list", "--all", "--objects"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    return "".join(
+        subprocess.run(
+            ["git", "-C", path, "cat-file", "-p", sha], capture_output=True, text=True
+        ).stdout
+        for sha in objects
+        if len(sha) == 40
+    )

@@ -181,3 +181,22 @@ def _branches(stack) -> str:
     return subprocess.run(
         ["git", "-C", str(path), "for-each-ref"], capture_output=True, text=True, check=True
     ).stdout
+
+
+def test_a_failing_setup_command_is_reported_before_any_model_call(stack):
+    config = "setup:\n  - echo installing\n  - echo broken >&2; exit 3\nlimits:\n  max_steps: 3\n"
+    stack.github.commit_to_branch(REPO, "main", {".github/wrench.yml": config})
+    [job_id] = stack.deliver("issues", issue_labeled())["jobs"]
+    assert stack.wait(job_id).get_status().value == "failed"
+    [comment] = stack.github.issue_comments(REPO, 1)
+    assert "setup command `echo broken >&2; exit 3` exited with 3" in comment["body"]
+    assert "broken" in comment["body"] and stack.llm.requests == []
+
+
+def test_an_invalid_wrench_yml_is_reported_with_the_key_at_fault(stack):
+    stack.github.commit_to_branch(REPO, "main", {".github/wrench.yml": "limits:\n  max_step: 3\n"})
+    [job_id] = stack.deliver("issues", issue_labeled())["jobs"]
+    stack.wait(job_id)
+    [comment] = stack.github.issue_comments(REPO, 1)
+    assert "limits.max_step: Extra inputs are not permitted" in comment["body"]
+    assert "Fix the file and ask again" in comment["body"] and stack.llm.requests == []
