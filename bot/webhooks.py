@@ -23,7 +23,8 @@ DELIVERY_TTL_S = 3 * 86400 + 3600
 PASSIVE_EVENTS = {"ping", "installation", "installation_repositories"}
 
 
-Answer = tuple[int, dict, str]
+Answer = tuple[int, dict, str | None]
+DELIVERIES = "wrench_webhook_deliveries_total"
 
 
 def _error(status: int, reason: str, outcome: str) -> Answer:
@@ -34,10 +35,15 @@ def _error(status: int, reason: str, outcome: str) -> Answer:
 def receive():
     web = current_app.extensions["wrench"]
     status, body, outcome = _receive(web)
+    if outcome is not None:  # None: counted with the jobs, in the same Redis transaction
+        web.metrics.inc(DELIVERIES, **_labels(status, outcome))
+    return jsonify(body), status
+
+
+def _labels(status: int, outcome: str) -> dict[str, str]:
     # The event header is only trusted (as a label) once the signature is.
     event = request.headers.get("X-GitHub-Event", "none") if status != 401 else "unverified"
-    web.metrics.inc("wrench_webhook_deliveries_total", event=event[:40], outcome=outcome)
-    return jsonify(body), status
+    return {"event": event[:40], "outcome": outcome}
 
 
 def _receive(web) -> Answer:
@@ -86,7 +92,10 @@ def _enqueue(web, delivery: Delivery, specs: list[JobSpec]) -> Answer:
         if not web.redis.set(key, "1", nx=True, ex=DELIVERY_TTL_S):
             return 200, {"ignored": "duplicate delivery", "jobs": []}, "duplicate"
         try:
-            job_ids = web.queue.enqueue(*specs)
+            with web.redis.pipeline() as pipe:
+                job_ids = web.queue.enqueue(*specs, pipeline=pipe)
+                web.metrics.inc(DELIVERIES, pipeline=pipe, **_labels(202, "queued"))
+                pipe.execute()
         except RedisError:
             web.redis.delete(key)
             raise
@@ -95,4 +104,4 @@ def _enqueue(web, delivery: Delivery, specs: list[JobSpec]) -> Answer:
         reason = "the job queue is unavailable; redeliver this webhook later"
         return _error(503, reason, "unavailable")
     log.info("delivery %s queued jobs %s", delivery.id, ",".join(job_ids))
-    return 202, {"jobs": job_ids}, "queued"
+    return 202, {"jobs": job_ids}, None

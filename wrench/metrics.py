@@ -7,6 +7,7 @@ import logging
 from collections import defaultdict
 
 from redis import Redis
+from redis.client import Pipeline
 from redis.exceptions import RedisError
 
 log = logging.getLogger(__name__)
@@ -40,7 +41,13 @@ class Metrics:
     def __init__(self, redis: Redis) -> None:
         self._redis = redis
 
-    def inc(self, name: str, amount: float = 1, **labels: str) -> None:
+    def inc(
+        self, name: str, amount: float = 1, pipeline: Pipeline | None = None, **labels: str
+    ) -> None:
+        """Add to a counter; with `pipeline`, as part of the caller's transaction."""
+        if pipeline is not None:
+            pipeline.hincrbyfloat(COUNTERS, _field(name, labels), amount)
+            return
         self._write(lambda pipe: pipe.hincrbyfloat(COUNTERS, _field(name, labels), amount))
 
     def observe(self, name: str, value: float, **labels: str) -> None:

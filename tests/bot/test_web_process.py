@@ -79,14 +79,29 @@ def test_every_shared_payload_gets_an_answer_below_500(web):
 
 
 def test_the_web_process_never_imports_litellm_or_docker(redis_url, tmp_path):
+    # Only the web tier's own modules: the test helpers import Docker fixtures.
+    payload = {
+        "action": "labeled",
+        "label": {"name": "wrench"},
+        "sender": {"login": "o"},
+        "installation": {"id": 1},
+        "repository": {"full_name": "o/r"},
+        "issue": {"number": 1, "title": "t"},
+    }
     script = (
         "import sys, json\n"
         "from bot.app import create_app\n"
-        "from tests.bot.test_webhooks import labeled, post\n"
+        "from bot.signatures import github_signature\n"
         "from wrench.settings import Settings\n"
         f"s = Settings(_env_file=None, WEBHOOK_SECRET={WEBHOOK_SECRET!r}, BOT_NAME='wrench',"
         f" REDIS_URL={redis_url!r}, QUEUE_NAME='imports-test')\n"
-        "assert post(create_app(s).test_client(), 'issues', labeled()).status_code == 202\n"
+        f"body = {json.dumps(payload)!r}.encode()\n"
+        f"sig = github_signature({WEBHOOK_SECRET!r}.encode(), body)\n"
+        "headers = {'X-GitHub-Event': 'issues', 'X-GitHub-Delivery': 'imports-1',"
+        " 'X-Hub-Signature-256': sig}\n"
+        "answer = create_app(s).test_client().post('/api/github/webhooks', data=body,"
+        " headers=headers)\n"
+        "assert answer.status_code == 202, answer.json\n"
         "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))\n"
     )
     root = Path(__file__).resolve().parents[2]
