@@ -114,11 +114,15 @@ def _copy(source: Source, limit: int | None, sink: BinaryIO | None = None) -> En
     while chunk := source.file.read(CHUNK):
         size += len(chunk)
         if limit is not None and size > limit:
-            raise Refused(f"larger than {limit // 2**20} MiB")
+            raise Refused(f"larger than {_size(limit)}")
         digest.update(chunk)
         if sink is not None:
             sink.write(chunk)
     return Entry(False, bool(source.mode & stat.S_IXUSR), digest.hexdigest())
+
+
+def _size(count: int) -> str:
+    return f"{count // 2**20} MiB" if count >= 2**20 else f"{count} bytes"
 
 
 @contextmanager
