@@ -86,6 +86,13 @@ def _add_run(commands: argparse._SubParsersAction) -> None:
     run.set_defaults(run=_command("run"))
 
 
+def _add_operations(commands: argparse._SubParsersAction) -> None:
+    doctor = commands.add_parser(
+        "doctor", help="check settings, Redis, Docker, the GitHub App and the model"
+    )
+    doctor.set_defaults(run=_command("doctor"))
+
+
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="wrench", description="A self-hosted coding agent.")
     commands = root.add_subparsers(dest="command", required=True)
@@ -98,6 +105,7 @@ def parser() -> argparse.ArgumentParser:
     scheduler = commands.add_parser("scheduler", help="enqueue scheduled maintenance runs")
     scheduler.set_defaults(run=_scheduler)
     _add_run(commands)
+    _add_operations(commands)
     return root
 
 
