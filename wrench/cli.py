@@ -91,6 +91,18 @@ def _add_operations(commands: argparse._SubParsersAction) -> None:
         "doctor", help="check settings, Redis, Docker, the GitHub App and the model"
     )
     doctor.set_defaults(run=_command("doctor"))
+    jobs = commands.add_parser("jobs", help="list recent jobs, newest first")
+    jobs.add_argument("--limit", type=int, default=20, help="how many (default: 20)")
+    jobs.set_defaults(run=_command("jobs", "list_jobs"))
+    retry = commands.add_parser("retry", help="queue an ended job's task again, as a new job")
+    retry.add_argument("job", help="the job id")
+    retry.set_defaults(run=_command("jobs", "retry"))
+    cancel = commands.add_parser("cancel", help="cancel a queued job or stop a running one")
+    cancel.add_argument("job", help="the job id")
+    cancel.add_argument(
+        "--now", action="store_true", help="kill a running job at once instead of after its step"
+    )
+    cancel.set_defaults(run=_command("jobs", "cancel"))
 
 
 def parser() -> argparse.ArgumentParser:
