@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import secrets
+import signal
 import stat
 import subprocess
+import time
 from pathlib import Path
 
 import docker
@@ -13,7 +15,7 @@ import pytest
 
 from sandbox import container
 from tests.cli.conftest import Cli
-from tests.fakes.openai_server import FakeOpenAI, Reply, tool_call
+from tests.fakes.openai_server import FakeOpenAI, Reply, slow, tool_call
 
 OWNER = (4242, 4343)
 SECRET = "API_TOKEN=hunter2-" + secrets.token_hex(4)
@@ -223,3 +225,42 @@ def test_a_missing_image_or_a_directory_outside_git_is_one_clear_line(
     assert "the sandbox image wrench-absent:nope is missing" in missing.stderr
     assert elsewhere.returncode == 1
     assert "is not a git checkout" in elsewhere.stderr
+
+
+def wait_for_requests(llm: FakeOpenAI, count: int, timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    while len(llm.requests) < count:
+        assert time.monotonic() < deadline, f"the model got {len(llm.requests)} requests"
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("presses", [1, 2])
+def test_ctrl_c_stops_after_the_step_and_twice_stops_at_once(
+    cli: Cli, checkout: Path, sandbox_env: dict[str, str], presses: int
+) -> None:
+    """Once: the step's model call ends, its action does not run, the edits so far come back.
+    Twice: the run ends at once and the checkout stays as it was."""
+    script = [
+        edit("hello.py", "Hello", "Hi"),
+        slow(tool_call("bash", {"command": "touch never-run.txt"}), 3),
+        finish("never reached"),
+    ]
+    with FakeOpenAI(script) as llm:
+        env = {**model_env(llm), **sandbox_env}
+        process = cli.start("run", "--repo", str(checkout), "Say hi", **env)
+        wait_for_requests(llm, 2)
+        for _ in range(presses):
+            process.send_signal(signal.SIGINT)
+            time.sleep(0.3)
+        stdout, stderr = process.communicate(timeout=60)
+
+    assert "stopping after this step" in stderr
+    assert not (checkout / "never-run.txt").exists()
+    if presses == 1:
+        assert process.returncode == 1, stderr
+        assert "stopped (cancelled): the run was cancelled" in stdout
+        assert "Hi, " in (checkout / "hello.py").read_text()
+    else:
+        assert process.returncode == 130, stderr
+        assert "interrupted: the checkout is as it was" in stderr
+        assert (checkout / "hello.py").read_text() == GREET

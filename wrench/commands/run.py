@@ -14,9 +14,12 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 
+from docker.errors import DockerException
+
 from sandbox.base import SandboxProvider
 from sandbox.config import SandboxConfig
 from worker.agent import AgentConfig, LiteLLMModel, LLMConfig
+from worker.checkout_copy import Changes
 from worker.git import GitError
 from worker.local_git import LocalRepo
 from worker.local_run import LocalResult, LocalTools, run_on_checkout
@@ -85,6 +88,8 @@ def command(args: argparse.Namespace) -> int:
             display.end_line()
             print(INTERRUPTED, file=sys.stderr)
             return 130
+        except (GitError, OSError, DockerException) as error:
+            raise CommandError(f"the run failed, nothing was copied back: {error}") from None
     report(result, repo, tools.trajectory)
     return 0 if result.run.finished else 1
 
@@ -120,7 +125,7 @@ def _sandboxes(
 
 def _docker_pool(config: SandboxConfig) -> SandboxProvider:
     import docker
-    from docker.errors import DockerException, ImageNotFound
+    from docker.errors import ImageNotFound
 
     from sandbox.pool import WarmPool
 
@@ -171,7 +176,7 @@ def report(result: LocalResult, repo: LocalRepo, trajectory: Path) -> None:
     print(f"wrench: trajectory: {trajectory}")
 
 
-def _print_stat(repo: LocalRepo, applied: list[str], changes) -> None:
+def _print_stat(repo: LocalRepo, applied: list[str], changes: Changes) -> None:
     """`git diff --stat` for tracked files, and one line for each untracked one."""
     try:
         tracked = repo.tracked()
