@@ -1,0 +1,92 @@
+"""The agent on a checkout on this machine: copied into a sandbox, run, its changes copied back."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from sandbox.base import SandboxProvider, WorkspaceSandbox
+from worker.agent import (
+    LLM,
+    Agent,
+    AgentConfig,
+    AgentController,
+    Event,
+    EventStream,
+    RunResult,
+    TrajectoryWriter,
+)
+from worker.checkout_copy import Changes, Snapshot, copy_back, copy_in
+from worker.git import GitError
+from worker.local_git import LocalRepo
+from wrench.secrets import Redactor
+
+
+@dataclass(frozen=True)
+class LocalTools:
+    """What a local run needs, built by the entry point (`wrench run`)."""
+
+    sandboxes: SandboxProvider
+    llm: LLM
+    config: AgentConfig
+    redactor: Redactor
+    trajectory: Path
+    on_event: Callable[[Event], None]
+    """Sees every event of the run as it happens, for the live display."""
+    cancelled: Callable[[], bool]
+    say: Callable[[str], None]
+    """Tells the user, in one line, what is happening outside the agent's steps."""
+
+
+@dataclass(frozen=True)
+class LocalResult:
+    run: RunResult
+    changes: Changes
+
+
+def run_on_checkout(tools: LocalTools, repo: LocalRepo, task: str, run_id: str) -> LocalResult:
+    """Run the agent on a copy of the checkout in a fresh sandbox and apply its changes to the
+    checkout, however the run ended. The sandbox is always removed; an interrupt (Ctrl-C twice)
+    leaves the checkout as it was."""
+    sandbox = tools.sandboxes.acquire(run_id)
+    try:
+        snapshot = _prepare(repo, sandbox, tools.say)
+        run = _agent(tools, sandbox, task)
+        tools.say("copying the agent's changes back")
+        return LocalResult(run, _collect(repo, sandbox.host_workspace, snapshot))
+    finally:
+        sandbox.close()
+
+
+def _prepare(repo: LocalRepo, sandbox: WorkspaceSandbox, say: Callable[[str], None]) -> Snapshot:
+    """The checkout's files (tracked, or untracked and not ignored) and a disposable `.git`."""
+    files = repo.files()
+    say(f"copying {len(files)} files of {repo.work_tree} into the sandbox")
+    snapshot = copy_in(repo.work_tree, files, sandbox.host_workspace)
+    repo.copy_git_dir(sandbox.host_workspace / ".git")
+    sandbox.adopt_workspace()
+    return snapshot
+
+
+def _agent(tools: LocalTools, sandbox: WorkspaceSandbox, task: str) -> RunResult:
+    with TrajectoryWriter(tools.trajectory, tools.redactor) as trajectory:
+        stream = EventStream([trajectory, tools.on_event])
+        agent = Agent(tools.llm, tools.config)
+        controller = AgentController(agent, sandbox, stream, tools.redactor, tools.cancelled)
+        return controller.run(task)
+
+
+def _collect(repo: LocalRepo, workspace: Path, snapshot: Snapshot) -> Changes:
+    """Copy back what the agent changed; new files are those git neither tracks nor ignores."""
+    try:
+        new = repo.untracked(workspace)
+        unlisted = None
+    except GitError as error:
+        new, unlisted = [], str(error)
+    root = os.stat(repo.work_tree)
+    changes = copy_back(workspace, repo.work_tree, snapshot, new, (root.st_uid, root.st_gid))
+    if unlisted:
+        changes.skipped.append(("(new files)", f"could not list them: {unlisted}"))
+    return changes
