@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -24,25 +23,10 @@ from pathlib import Path
 
 sys.path[0] = str(Path(__file__).resolve().parents[1])
 
-from redis import Redis  # noqa: E402
 
-from tests.conftest import free_port  # noqa: E402
-from tests.e2e.conftest import (  # noqa: E402
-    APP_ID,
-    FILES,
-    REPO,
-    WRENCH,
-    Model,
-    Stack,
-    _up,
-    _worker_ready,
-    issue_labeled,
-    settings_env,
-    start,
-)
-from tests.fakes.app_key import app_key_pair  # noqa: E402
-from tests.fakes.github import FakeGitHub  # noqa: E402
-from tests.fakes.openai_server import FakeOpenAI, tool_call  # noqa: E402
+from tests.conftest import start_redis  # noqa: E402
+from tests.e2e.conftest import REPO, Stack, issue_labeled, running_stack  # noqa: E402
+from tests.fakes.openai_server import tool_call  # noqa: E402
 from wrench import events  # noqa: E402
 
 STAGES = ("queue_wait", "token", "acquire", "clone", "setup", "agent", "publish")
@@ -80,23 +64,6 @@ def percentile(samples: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
 
 
-def start_redis(workdir: Path) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    proc = subprocess.Popen(
-        ["redis-server", "--port", str(port), "--save", "", "--dir", str(workdir)],
-        stdout=subprocess.DEVNULL,
-    )
-    url = f"redis://127.0.0.1:{port}/0"
-    client = Redis.from_url(url)
-    for _ in range(100):
-        try:
-            client.ping()
-            break
-        except Exception:
-            time.sleep(0.05)
-    return proc, url
-
-
 def measure(stack: Stack, runs: int) -> tuple[list[float], dict[str, list[float]]]:
     walls, stages = [], {name: [] for name in (*STAGES, "model_calls", "commands")}
     for number in range(1, runs + 1):
@@ -126,43 +93,13 @@ def main() -> None:
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="wrench-bench-e2e-"))
     redis_proc, redis_url = start_redis(workdir)
-    model = Model(ten_steps())
-    procs = []
     try:
-        with (
-            FakeGitHub(workdir / "github", APP_ID, app_key_pair()[1]) as github,
-            FakeOpenAI(model) as llm,
-        ):
-            github.add_repo(REPO, FILES).permissions["octocat"] = "admin"
-            env = settings_env(workdir, github.url, llm.url, redis_url, args.image, "bench-e2e")
-            env["MAX_STEPS"] = "20"
-            port = free_port()
-            procs = [
-                start([WRENCH, "web", "--port", str(port)], env, workdir, workdir / "web.log"),
-                start([WRENCH, "worker"], env, workdir, workdir / "worker.log"),
-            ]
-            redis = Redis.from_url(redis_url)
-            stack = Stack(
-                github,
-                llm,
-                model,
-                redis,
-                f"http://127.0.0.1:{port}",
-                env,
-                "bench-e2e",
-                workdir,
-                procs[1].pid,
-            )
-            stack.wait_for(lambda: _up(stack.web_url), timeout_s=30)
-            stack.wait_for(lambda: _worker_ready(redis, env["QUEUE_NAME"]), timeout_s=60)
-            stack.wait_for(lambda: "warm" in _pool_state(stack), timeout_s=60)
+        with running_stack(workdir, redis_url, args.image, "bench-e2e", MAX_STEPS="20") as stack:
+            stack.model.replies[:] = ten_steps()
+            stack.wait_for(lambda: _pool_state(stack) == "warm", timeout_s=60)
             walls, stages = measure(stack, args.runs)
     finally:
-        for proc in procs:
-            proc.terminate()
-            proc.wait(30)
         redis_proc.terminate()
-        subprocess.run(["docker", "rm", "-f", *_leftovers()], capture_output=True)
         shutil.rmtree(workdir, ignore_errors=True)
     print(f"runs: {len(walls)} jobs of 10 model steps each")
     print(f"webhook_to_pr_p50: {percentile(walls, 0.5):.2f} s")
@@ -176,15 +113,6 @@ def _pool_state(stack: Stack) -> str:
     """'warm' once the maintenance process has an idle sandbox ready."""
     idle = stack.redis.hget("wrench:metrics:gauges", "wrench_sandbox_pool_idle|")
     return "warm" if idle and float(idle) >= 1 else "cold"
-
-
-def _leftovers() -> list[str]:
-    found = subprocess.run(
-        ["docker", "ps", "-aq", "--filter", "label=wrench.instance=bench-e2e"],
-        capture_output=True,
-        text=True,
-    )
-    return found.stdout.split()
 
 
 if __name__ == "__main__":

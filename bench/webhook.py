@@ -25,16 +25,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bot.signatures import github_signature  # noqa: E402
+from tests.conftest import free_port, start_redis  # noqa: E402
 
 SECRET = "bench-webhook-secret"
 PAYLOAD = ROOT.parent / "shared/fixtures/github-webhooks/issue_comment/created.payload.json"
 BODY_BYTES = 25 * 1024
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def delivery_body() -> bytes:
@@ -69,16 +64,6 @@ def send(port: int, data: bytes) -> float:
     if not reply.startswith(b"HTTP/1.1 202"):
         raise RuntimeError(reply[:200].decode(errors="replace"))
     return elapsed
-
-
-def start_redis(workdir: str) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    proc = subprocess.Popen(
-        ["redis-server", "--port", str(port), "--save", "", "--appendonly", "no", "--dir", workdir],
-        stdout=subprocess.DEVNULL,
-    )
-    time.sleep(0.3)
-    return proc, f"redis://127.0.0.1:{port}/0"
 
 
 def start_web(redis_url: str, port: int, workdir: str) -> tuple[subprocess.Popen, float]:
@@ -146,7 +131,7 @@ def worker_rss_mb(master_pid: int) -> float:
 
 def main() -> None:
     with tempfile.TemporaryDirectory() as workdir:
-        redis, redis_url = start_redis(workdir)
+        redis, redis_url = start_redis(Path(workdir))
         port = free_port()
         web, startup = start_web(redis_url, port, workdir)
         body = delivery_body()

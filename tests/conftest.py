@@ -30,13 +30,11 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A real redis-server of the tests' own, on a free loopback port."""
+def start_redis(workdir: Path) -> tuple[subprocess.Popen, str]:
+    """A real redis-server of our own on a free loopback port, and its URL, once it answers."""
     server = shutil.which("redis-server")
     assert server, "redis-server is not installed: run scripts/test, which installs it"
     port = free_port()
-    workdir = tmp_path_factory.mktemp("redis")
     proc = subprocess.Popen(
         [
             server,
@@ -61,6 +59,13 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             break
         except Exception:
             time.sleep(0.05)
+    return proc, url
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The tests' own redis-server."""
+    proc, url = start_redis(tmp_path_factory.mktemp("redis"))
     yield url
     proc.terminate()
     proc.wait(5)

@@ -12,6 +12,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -172,32 +173,27 @@ def start(command: list[str], env: dict[str, str], cwd: Path, log: Path) -> subp
     )
 
 
-@pytest.fixture
-def stack(tmp_path, redis_url, redis, sandbox_image, docker_client) -> Iterator[Stack]:
-    instance = f"e2e-{secrets.token_hex(3)}"
+@contextmanager
+def running_stack(
+    workdir: Path, redis_url: str, image: str, instance: str, **settings: str
+) -> Iterator[Stack]:
+    """Fakes on loopback, then `wrench web` and `wrench worker` pointed at them; stops them and
+    removes the instance's containers afterwards."""
     model = Model()
     with (
-        FakeGitHub(tmp_path / "github", APP_ID, app_key_pair()[1]) as github,
+        FakeGitHub(workdir / "github", APP_ID, app_key_pair()[1]) as github,
         FakeOpenAI(model) as llm,
     ):
         repo = github.add_repo(REPO, FILES)
         repo.permissions.update({"octocat": "admin", "reader": "read"})
         github.add_issue(REPO, 1, "Greeting lacks punctuation", "`greet` should end with `!`.")
-        env = settings_env(tmp_path, github.url, llm.url, redis_url, sandbox_image, instance)
+        env = settings_env(workdir, github.url, llm.url, redis_url, image, instance) | settings
         port = free_port()
-        web = start([WRENCH, "web", "--port", str(port)], env, tmp_path, tmp_path / "web.log")
-        worker = start([WRENCH, "worker"], env, tmp_path, tmp_path / "worker.log")
-        stack = Stack(
-            github,
-            llm,
-            model,
-            redis,
-            f"http://127.0.0.1:{port}",
-            env,
-            instance,
-            tmp_path,
-            worker.pid,
-        )
+        web = start([WRENCH, "web", "--port", str(port)], env, workdir, workdir / "web.log")
+        worker = start([WRENCH, "worker"], env, workdir, workdir / "worker.log")
+        redis = Redis.from_url(redis_url)
+        url = f"http://127.0.0.1:{port}"
+        stack = Stack(github, llm, model, redis, url, env, instance, workdir, worker.pid)
         try:
             stack.wait_for(lambda: _up(stack.web_url), timeout_s=30)
             stack.wait_for(lambda: _worker_ready(redis, env["QUEUE_NAME"]), timeout_s=60)
@@ -210,7 +206,13 @@ def stack(tmp_path, redis_url, redis, sandbox_image, docker_client) -> Iterator[
                 except subprocess.TimeoutExpired:  # a job still running: rq waits for it
                     proc.kill()
                     proc.wait()
-            purge(docker_client, instance)
+            purge(docker.from_env(), instance)
+
+
+@pytest.fixture
+def stack(tmp_path, redis_url, redis, sandbox_image) -> Iterator[Stack]:
+    with running_stack(tmp_path, redis_url, sandbox_image, f"e2e-{secrets.token_hex(3)}") as s:
+        yield s
 
 
 def _up(url: str) -> bool:
