@@ -95,27 +95,22 @@ def on_issue_comment_created(delivery: Delivery, config: TriggerConfig) -> Decis
     )
 
 
+def _on_pull_request_text(
+    delivery: Delivery, config: TriggerConfig, key: str, trigger: Trigger
+) -> Decision:
+    """A review comment or a review: `key` names it in the payload."""
+    text = field(delivery.payload, key)
+    number = field(delivery.payload, "pull_request", "number")
+    return _mentioned(delivery, config, text) or _spec(
+        delivery, number, True, trigger, instruction=text["body"], comment_id=text["id"]
+    )
+
+
 @router.register("pull_request_review_comment", action="created")
 def on_review_comment_created(delivery: Delivery, config: TriggerConfig) -> Decision:
-    comment = field(delivery.payload, "comment")
-    return _mentioned(delivery, config, comment) or _spec(
-        delivery,
-        field(delivery.payload, "pull_request", "number"),
-        True,
-        Trigger.REVIEW_COMMENT,
-        instruction=comment["body"],
-        comment_id=comment["id"],
-    )
+    return _on_pull_request_text(delivery, config, "comment", Trigger.REVIEW_COMMENT)
 
 
 @router.register("pull_request_review", action="submitted")
 def on_review_submitted(delivery: Delivery, config: TriggerConfig) -> Decision:
-    review = field(delivery.payload, "review")
-    return _mentioned(delivery, config, review) or _spec(
-        delivery,
-        field(delivery.payload, "pull_request", "number"),
-        True,
-        Trigger.REVIEW,
-        instruction=review["body"],
-        comment_id=review["id"],
-    )
+    return _on_pull_request_text(delivery, config, "review", Trigger.REVIEW)
