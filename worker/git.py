@@ -26,6 +26,10 @@ HARDENING = {
     "safe.directory": "*",
     "credential.helper": "",
     "advice.detachedHead": "false",
+    # Never look inside (submodule) repositories below the work tree: their config is not ours.
+    "diff.ignoreSubmodules": "all",
+    "submodule.recurse": "false",
+    "status.submoduleSummary": "false",
 }
 
 
@@ -114,6 +118,25 @@ class Checkout:
             symlinks=True,
             ignore=shutil.ignore_patterns("hooks"),
         )
+
+    def forget_nested_repositories(self) -> list[str]:
+        """Remove every `.git` below the work tree's top (a submodule the agent filled in, or a
+        repository it made), without following links: git would otherwise run commands from
+        their config, which the agent wrote. Returns the paths removed."""
+        removed = []
+        for directory, dirnames, filenames in os.walk(self.work_tree):
+            if Path(directory) == self.work_tree:
+                dirnames[:] = [d for d in dirnames if d != ".git"]  # the agent's own copy
+                continue
+            if ".git" in dirnames + filenames:
+                path = Path(directory) / ".git"
+                if path.is_dir() and not path.is_symlink():
+                    shutil.rmtree(path)
+                else:
+                    path.unlink()
+                dirnames[:] = [d for d in dirnames if d != ".git"]
+                removed.append(str(path.relative_to(self.work_tree)))
+        return removed
 
     def head(self) -> str:
         return self.git("rev-parse", "HEAD").strip()

@@ -67,6 +67,7 @@ def publish(  # noqa: PLR0913
     redactor: Redactor,
 ) -> Outcome:
     """Turn the work tree's changes into a pull request, a commit, or an answer."""
+    checkout.forget_nested_repositories()
     if not checkout.changed_files():
         if work.finished:
             return Outcome(work.message)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 
 import pytest
@@ -94,3 +95,46 @@ def test_the_agents_own_commits_do_not_hide_its_changes(checkout):
     (checkout.work_tree / "hello.py").write_text("agent committed this\n")
     subprocess.run([*git, "commit", "-qam", "agent"], check=True)
     assert checkout.changed_files() == ["hello.py"]
+
+
+def test_a_submodule_the_agent_fills_in_never_runs_its_config_on_the_host(checkout, tmp_path):
+    # The repository has a submodule `sub`, which the clone leaves empty; the agent makes it a
+    # repository of its own whose config runs a command when git looks at a changed file.
+    marker = tmp_path / "pwned"
+    nested = checkout.work_tree / "sub"
+    nested.mkdir()
+    git = ["git", "-C", str(nested), "-c", "user.name=a", "-c", "user.email=a@b"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    (nested / "a.txt").write_text("a\n")
+    subprocess.run([*git, "add", "a.txt"], check=True)
+    subprocess.run([*git, "commit", "-qm", "a"], check=True)
+    sha = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+    host = [
+        "git",
+        f"--git-dir={checkout.git_dir}",
+        f"--work-tree={checkout.work_tree}",
+        "-c",
+        "user.name=a",
+        "-c",
+        "user.email=a@b",
+    ]
+    subprocess.run(
+        [*host, "update-index", "--add", "--cacheinfo", f"160000,{sha.strip()},sub"], check=True
+    )
+    (checkout.work_tree / ".gitmodules").write_text(
+        '[submodule "sub"]\n\tpath = sub\n\turl = ../x\n'
+    )
+    subprocess.run([*host, "add", ".gitmodules"], check=True)
+    subprocess.run([*host, "commit", "-qm", "add a submodule"], check=True)
+    subprocess.run([*git, "config", "filter.evil.clean", f"touch {marker}; cat"], check=True)
+    (nested / ".gitattributes").write_text("* filter=evil\n")
+    os.utime(nested / "a.txt", (1, 1))  # same size, new time: git must hash it, filtered
+    (checkout.work_tree / "more").mkdir()
+    (checkout.work_tree / "more" / ".git").symlink_to(nested / ".git")
+
+    assert sorted(checkout.forget_nested_repositories()) == ["more/.git", "sub/.git"]
+    (checkout.work_tree / "README.md").write_text("changed too\n")
+    assert checkout.changed_files() == ["README.md"]  # what is in a submodule is not ours
+    checkout.commit_all("after the agent", BOT)
+    assert not marker.exists()
+    assert (checkout.work_tree / ".git").is_dir()  # the agent's own copy at the top stays
