@@ -7,9 +7,11 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from sandbox.files import UnsafePath, read_beneath
 from wrench.schedules import Schedule
 
 CONFIG_PATH = ".github/wrench.yml"
+MAX_CONFIG_BYTES = 64 * 1024
 
 
 class RepoConfigError(ValueError):
@@ -57,9 +59,19 @@ class RepoConfig(BaseModel):
 
 
 def load_repo_config(workspace: Path) -> RepoConfig:
-    """The repository's configuration, or the defaults when it has none."""
-    path = workspace / CONFIG_PATH
-    return parse_repo_config(path.read_text()) if path.is_file() else RepoConfig()
+    """The repository's configuration, or the defaults when it has none.
+
+    The work tree is untrusted (a fork's pull request, or whatever the agent left): the file
+    is read without following links, so it cannot point at a file of the host."""
+    try:
+        data = read_beneath(workspace, CONFIG_PATH.split("/"))
+    except FileNotFoundError:
+        return RepoConfig()
+    except (UnsafePath, OSError) as exc:
+        raise RepoConfigError(f"{CONFIG_PATH} cannot be read: {exc.__class__.__name__}") from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise RepoConfigError(f"{CONFIG_PATH} is larger than {MAX_CONFIG_BYTES} bytes")
+    return parse_repo_config(data.decode(errors="replace"))
 
 
 def parse_repo_config(text: str) -> RepoConfig:

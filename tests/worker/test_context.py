@@ -103,3 +103,21 @@ def test_repo_config_defaults_and_values(tmp_path):
         ["pip install -e ."],
         False,
     )
+
+
+@pytest.mark.parametrize("link", [".github/wrench.yml", ".github"])
+def test_a_repo_config_that_links_out_of_the_work_tree_is_not_followed(tmp_path, link):
+    host_file = tmp_path / "host-secret.yml"
+    host_file.write_text("db_password: hunter2: oops\n")
+    work = tmp_path / "work"
+    (work / ".github").mkdir(parents=True)
+    if link == ".github":
+        (work / ".github").rmdir()
+        (tmp_path / "elsewhere").mkdir()
+        (tmp_path / "elsewhere" / "wrench.yml").write_text("db_password: hunter2: oops\n")
+        (work / ".github").symlink_to(tmp_path / "elsewhere")
+    else:
+        (work / ".github" / "wrench.yml").symlink_to(host_file)
+    with pytest.raises(RepoConfigError) as error:
+        load_repo_config(work)
+    assert "hunter2" not in str(error.value) and "cannot be read" in str(error.value)
