@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 
-from flask import Blueprint, current_app, jsonify, request
+from flask import Blueprint, current_app, g, jsonify, request
 from pydantic import ValidationError
 from redis.exceptions import RedisError
 
@@ -25,6 +26,7 @@ PASSIVE_EVENTS = {"ping", "installation", "installation_repositories"}
 
 Answer = tuple[int, dict, str | None]
 DELIVERIES = "wrench_webhook_deliveries_total"
+_EVENT_NAME = re.compile(r"[a-z_]{1,40}")
 
 
 def _error(status: int, reason: str, outcome: str) -> Answer:
@@ -36,14 +38,15 @@ def receive():
     web = current_app.extensions["wrench"]
     status, body, outcome = _receive(web)
     if outcome is not None:  # None: counted with the jobs, in the same Redis transaction
-        web.metrics.inc(DELIVERIES, **_labels(status, outcome))
+        web.metrics.inc(DELIVERIES, **_labels(outcome))
     return jsonify(body), status
 
 
-def _labels(status: int, outcome: str) -> dict[str, str]:
-    # The event header is only trusted (as a label) once the signature is.
-    event = request.headers.get("X-GitHub-Event", "none") if status != 401 else "unverified"
-    return {"event": event[:40], "outcome": outcome}
+def _labels(outcome: str) -> dict[str, str]:
+    # The event header becomes a label only once the signature vouches for it, and only in
+    # GitHub's own shape: anyone can send requests, and labels live in Redis for good.
+    event = g.get("verified_event", "unverified")
+    return {"event": event if _EVENT_NAME.fullmatch(event) else "other", "outcome": outcome}
 
 
 def _receive(web) -> Answer:
@@ -60,6 +63,7 @@ def _receive(web) -> Answer:
     if not event or not delivery_id:
         return _error(400, "missing X-GitHub-Event or X-GitHub-Delivery header", "malformed")
     logs.delivery_id.set(delivery_id)
+    g.verified_event = event
     try:
         payload = json.loads(body)
     except ValueError:
@@ -94,7 +98,7 @@ def _enqueue(web, delivery: Delivery, specs: list[JobSpec]) -> Answer:
         try:
             with web.redis.pipeline() as pipe:
                 job_ids = web.queue.enqueue(*specs, pipeline=pipe)
-                web.metrics.inc(DELIVERIES, pipeline=pipe, **_labels(202, "queued"))
+                web.metrics.inc(DELIVERIES, pipeline=pipe, **_labels("queued"))
                 pipe.execute()
         except RedisError:
             web.redis.delete(key)

@@ -4,6 +4,7 @@ to the same counters, and rendered in Prometheus' text format by `GET /metrics`.
 from __future__ import annotations
 
 import logging
+import re
 from collections import defaultdict
 
 from redis import Redis
@@ -32,7 +33,9 @@ HELP = {
 
 
 def _field(name: str, labels: dict[str, str]) -> str:
-    return name + "|" + ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+    # The separators of this encoding never appear inside a value.
+    clean = {k: re.sub(r"[|,=\n]", "_", str(v)) for k, v in labels.items()}
+    return name + "|" + ",".join(f"{k}={v}" for k, v in sorted(clean.items()))
 
 
 class Metrics:

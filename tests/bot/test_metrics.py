@@ -58,3 +58,23 @@ def test_a_metrics_token_is_required_when_set(settings, redis):
     assert client.get("/metrics").status_code == 401
     assert client.get("/metrics", headers={"Authorization": "Bearer nope"}).status_code == 401
     samples(client, headers={"Authorization": "Bearer scrape-me-please"})
+
+
+def test_unverified_requests_cannot_add_labels_or_break_metrics(settings, redis):
+    client = create_app(settings).test_client()
+    for event in ["evil,event=x|y", "Ünïcode", "a" * 500]:
+        client.post(
+            "/api/github/webhooks",
+            data=b"{}",
+            headers={"X-GitHub-Event": event, "Content-Length": str(26 * 2**20)},
+        )
+        client.post("/api/github/webhooks", data=b"{}", headers={"X-GitHub-Event": event})
+    Metrics(redis).inc("wrench_jobs_total", trigger="x,y=z|w", outcome="ok")
+    found = samples(client)
+    events = {
+        dict(labels).get("event")
+        for name, labels in found
+        if name == "wrench_webhook_deliveries_total"
+    }
+    assert events == {"unverified"}
+    assert found["wrench_jobs_total", (("outcome", "ok"), ("trigger", "x_y_z_w"))] == 1
