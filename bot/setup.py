@@ -43,10 +43,18 @@ def manifest(base_url: str) -> dict:
 
 
 def _settings() -> Settings:
+    """The settings, while the App does not exist yet; 404 once it does, also before the
+    restart that reads `.env`, so that nobody can replace the App's credentials."""
     settings = current_app.extensions["wrench"].settings
-    if settings.APP_ID is not None:
+    if settings.APP_ID is not None or _configured(ENV_FILE):
         abort(404)
     return settings
+
+
+def _configured(path: Path) -> bool:
+    if not path.exists():
+        return False
+    return any(line.split("=", 1)[0].strip() == "APP_ID" for line in path.read_text().splitlines())
 
 
 @blueprint.get("/")

@@ -52,6 +52,9 @@ def test_the_callback_writes_the_credentials_to_a_private_env_file(first_run, tm
     loaded = Settings(_env_file=env_file)
     assert loaded.APP_ID == 55 and loaded.private_key() == app_key_pair()[0]
     assert loaded.WEBHOOK_SECRET.get_secret_value() == "whsec-from-github-0123456789"
+    # Until the restart the running process has no APP_ID, but the flow is closed already.
+    assert first_run.get("/").status_code == 404
+    assert first_run.get(f"/setup/callback?code=code-123&state={state}").status_code == 404
     # The page is gone once the App exists.
     restarted = create_app(loaded.model_copy(update={"REDIS_URL": settings.REDIS_URL}))
     assert restarted.test_client().get("/").status_code == 404
