@@ -73,6 +73,9 @@ def copy_back(
 
     Files keep their owner; new files and directories get `owner` (None: this process's).
     """
+    if not workspace.is_dir():
+        # Read as "every file deleted", a vanished workspace would empty the checkout.
+        raise FileNotFoundError(f"the sandbox's workspace {workspace} is gone")
     changes = Changes()
     todo = _differences(workspace, checkout, snapshot, sorted(set(snapshot) | set(new)), changes)
     for path, after in sorted(todo, key=lambda item: item[1] is not None):  # deletions first

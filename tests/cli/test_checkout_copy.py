@@ -114,3 +114,14 @@ def test_a_directory_emptied_by_deletions_goes_and_a_file_may_take_its_place(
     assert changes.deleted == ["docs/deep/x.md"] and changes.added == ["docs/deep"]
     assert (checkout / "docs/deep").read_text() == "now a file\n"
     assert (checkout / "docs/guide.md").read_text() == "guide\n"
+
+
+def test_a_vanished_workspace_copies_nothing_back(trees: tuple[Path, Path]) -> None:
+    checkout, workspace = trees
+    snapshot, new = copied(trees), []
+    workspace.rename(workspace.with_name("gone"))
+    with pytest.raises(FileNotFoundError, match="workspace"):
+        copy_back(workspace, checkout, snapshot, new, None)
+    assert sorted(
+        str(p.relative_to(checkout)) for p in checkout.rglob("*") if p.is_file()
+    ) == sorted(FILES)

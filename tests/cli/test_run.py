@@ -82,7 +82,8 @@ def checkout(tmp_path: Path) -> Path:
 def sandbox_env(sandbox_image: str, docker_client: docker.DockerClient) -> dict[str, str]:
     instance = f"cli-{secrets.token_hex(3)}"
     yield {"SANDBOX_IMAGE": sandbox_image, "SANDBOX_INSTANCE": instance}
-    assert containers(docker_client, instance) == [], "wrench run left its sandbox behind"
+    # `wrench run` labels its sandboxes with an instance of its own, out of the worker's reach.
+    assert containers(docker_client, f"{instance}-cli") == [], "wrench run left its sandbox behind"
 
 
 def containers(client: docker.DockerClient, instance: str) -> list[str]:

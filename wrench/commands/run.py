@@ -106,8 +106,10 @@ def _sandboxes(
     cleanup: ExitStack,
     say: Callable[[str], None],
 ) -> SandboxProvider:
-    """The Docker sandbox (a warm one if the pool has one), or with `local` a plain shell."""
+    """The Docker sandbox, or with `local` a plain shell. Its containers carry an instance of
+    their own: the worker's reaper removes its instance's sandboxes that no rq job owns."""
     config = SandboxConfig.from_settings(settings)
+    config = config.model_copy(update={"instance": f"{config.instance[:35]}-cli"})
     if config.workspace_root.is_relative_to(repo.work_tree):
         # Workspaces inside the checkout would be copied into themselves.
         private = cleanup.enter_context(tempfile.TemporaryDirectory(prefix="wrench-run-"))
