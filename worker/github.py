@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, Protocol
 
 from githubkit import GitHub, TokenAuthStrategy
@@ -30,6 +31,21 @@ class GitHubRepo(Protocol):
     def create_pull(self, title: str, head: str, base: str, body: str, draft: bool) -> Json: ...
     def update_pull(self, number: int, body: str) -> Json: ...
     def user_id(self, login: str) -> int: ...
+
+
+PAGE = 100
+
+
+def pages(github: GitHub, url: str, key: str | None = None) -> Iterator[dict[str, Any]]:
+    """Every item of a paginated list endpoint (`key` names the list inside an object)."""
+    page = 1
+    while True:
+        answer = github.request("GET", url, params={"per_page": PAGE, "page": page}).json()
+        items = answer[key] if key else answer
+        yield from items
+        if len(items) < PAGE:
+            return
+        page += 1
 
 
 def installation_client(api_url: str, token: str, timeout_s: float = 30) -> GitHub:
@@ -65,7 +81,8 @@ class GitHubKitRepo:
         return self._get(f"/issues/{number}")
 
     def issue_comments(self, number: int) -> list[Json]:
-        return self._get(f"/issues/{number}/comments", per_page=100)
+        """Every comment, oldest first."""
+        return list(pages(self._github, f"/repos/{self.full_name}/issues/{number}/comments"))
 
     def pull(self, number: int) -> Json:
         return self._get(f"/pulls/{number}")

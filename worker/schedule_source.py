@@ -6,33 +6,19 @@ import base64
 import logging
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
 
 from githubkit import GitHub
-from githubkit.exception import RequestFailed
+from githubkit.exception import GitHubException, RequestFailed
 
-from worker.github import installation_client
+from worker.github import installation_client, pages
 from worker.repo_config import CONFIG_PATH, RepoConfigError, parse_repo_config
 from worker.scheduler import Problems, ScheduledRepo
 from worker.tokens import SCHEDULER_PERMISSIONS, InstallationTokens
 
 log = logging.getLogger(__name__)
-PAGE = 100
 # Schedules change rarely; reading every repository's file on every tick would spend the
 # installation's rate limit for nothing.
 CONFIG_TTL_S = 300
-
-
-def pages(github: GitHub, url: str, key: str | None = None) -> Iterator[dict[str, Any]]:
-    """Every item of a paginated list endpoint (`key` names the list inside an object)."""
-    page = 1
-    while True:
-        answer = github.request("GET", url, params={"per_page": PAGE, "page": page}).json()
-        items = answer[key] if key else answer
-        yield from items
-        if len(items) < PAGE:
-            return
-        page += 1
 
 
 class GitHubRepoSource:
@@ -53,10 +39,15 @@ class GitHubRepoSource:
 
     def repositories(self) -> Iterator[ScheduledRepo]:
         for installation in pages(self._app, "/app/installations"):
-            token = self._tokens.get(installation["id"], None, SCHEDULER_PERMISSIONS)
-            with installation_client(self._api_url, token) as github:
-                for repo in pages(github, "/installation/repositories", "repositories"):
-                    yield self._repo(github, installation["id"], repo["full_name"])
+            try:
+                token = self._tokens.get(installation["id"], None, SCHEDULER_PERMISSIONS)
+                with installation_client(self._api_url, token) as github:
+                    for repo in pages(github, "/installation/repositories", "repositories"):
+                        yield self._repo(github, installation["id"], repo["full_name"])
+            except (GitHubException, KeyError, TypeError) as exc:
+                # One installation GitHub will not answer for must not stop the others.
+                subject = f"installation {installation['id']}"
+                self._problems.report(subject, f"skipped: {type(exc).__name__}: {exc}")
 
     def _repo(self, github: GitHub, installation_id: int, full_name: str) -> ScheduledRepo:
         schedules = []
@@ -66,6 +57,13 @@ class GitHubRepoSource:
             self._problems.clear(full_name)
         except RepoConfigError as exc:
             self._problems.report(full_name, f"schedules skipped: {exc}")
+        except (GitHubException, KeyError, TypeError, ValueError) as exc:
+            # Not cached: the file is read again at the next tick.
+            self._configs.pop(full_name, None)
+            reason = f"{type(exc).__name__}: {exc}"
+            self._problems.report(
+                full_name, f"schedules skipped, {CONFIG_PATH} unreadable: {reason}"
+            )
 
         def open_wrench_branches() -> list[str]:
             pulls = pages(github, f"/repos/{full_name}/pulls")

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
+from githubkit.exception import GitHubException
 from redis import Redis
 
 from wrench.jobs import JobSpec, Trigger
@@ -84,7 +85,13 @@ class Scheduler:
         jobs = []
         for repo in self._source.repositories():
             for schedule in [*repo.schedules, *self._server_schedules]:
-                if job_id := self._consider(repo, schedule, now):
+                try:
+                    job_id = self._consider(repo, schedule, now)
+                except GitHubException as exc:  # e.g. listing open PRs: try again next tick
+                    reason = f"{type(exc).__name__}: {exc}"
+                    self.problems.report(f"{repo.full_name}:{schedule.name}", f"not run: {reason}")
+                    continue
+                if job_id:
                     jobs.append(job_id)
         return jobs
 

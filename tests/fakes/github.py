@@ -236,6 +236,16 @@ class FakeGitHub:
             check=True,
         ).stdout
 
+    def object_type(self, full_name: str, ref: str, path: str) -> str | None:
+        """`blob`, `tree`, or None when nothing is at that path."""
+        out = subprocess.run(
+            ["git", "-C", str(self.repos[full_name].path), "cat-file", "-t", f"{ref}:{path}"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        return out.stdout.strip() or None
+
     def commits(self, full_name: str, ref: str) -> list[dict[str, str]]:
         fmt = "%H%x00%an%x00%ae%x00%B%x1e"
         out = subprocess.run(

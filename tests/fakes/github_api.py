@@ -53,6 +53,12 @@ def route(fake, handler, path: str, query: dict[str, str], data: dict[str, Any])
 REPO = r"/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)"
 
 
+def page_of(items: list, query: dict[str, str]) -> list:
+    """One page of a list, as GitHub's `per_page` and `page` ask (30 and 1 by default)."""
+    size, page = int(query.get("per_page", 30)), int(query.get("page", 1))
+    return items[(page - 1) * size : page * size]
+
+
 def comment_json(fake, comment: dict[str, Any]) -> dict[str, Any]:
     public = {k: v for k, v in comment.items() if k not in {"history", "issue", "pull"}}
     return {**public, "html_url": f"https://github.example/comments/{comment['id']}"}
@@ -114,7 +120,8 @@ def get_issue(fake, repo, number: str, query, data) -> Answer:
 
 @endpoint("GET", REPO + r"/issues/(?P<number>\d+)/comments", "issues")
 def list_comments(fake, repo, number: str, query, data) -> Answer:
-    return 200, [comment_json(fake, c) for c in fake.issue_comments(repo.full_name, int(number))]
+    comments = fake.issue_comments(repo.full_name, int(number))
+    return 200, page_of([comment_json(fake, c) for c in comments], query)
 
 
 @endpoint("POST", REPO + r"/issues/(?P<number>\d+)/comments", "issues", write=True)
@@ -181,7 +188,7 @@ def list_pulls(fake, repo, query, data) -> Answer:
     if "head" in query:
         owner, _, branch = query["head"].partition(":")
         pulls = [p for p in pulls if p["head"]["ref"] == branch and owner == repo.owner]
-    return 200, pulls
+    return 200, page_of(pulls, query)
 
 
 @endpoint("POST", REPO + r"/pulls", "pull_requests", write=True)
@@ -209,7 +216,7 @@ def update_pull(fake, repo, number: str, query, data) -> Answer:
 @endpoint("GET", r"/app/installations")
 def list_installations(fake, query, data) -> Answer:
     ids = sorted({repo.installation_id for repo in fake.repos.values()})
-    return 200, [{"id": i, "account": {"login": f"account-{i}"}} for i in ids]
+    return 200, page_of([{"id": i, "account": {"login": f"account-{i}"}} for i in ids], query)
 
 
 @endpoint("GET", r"/installation/repositories", "installation")
@@ -220,15 +227,22 @@ def list_installation_repos(fake, token, query, data) -> Answer:
         for r in repos
         if token.repositories is None or r.name in token.repositories
     ]
-    return 200, {"total_count": len(listed), "repositories": listed}
+    return 200, {"total_count": len(listed), "repositories": page_of(listed, query)}
 
 
 @endpoint("GET", REPO + r"/contents/(?P<path>.+)", "contents")
 def get_contents(fake, repo, path: str, query, data) -> Answer:
-    try:
-        text = fake.read_file(repo.full_name, query.get("ref", repo.default_branch), path)
-    except Exception:
+    ref = query.get("ref", repo.default_branch)
+    kind = fake.object_type(repo.full_name, ref, path)
+    if kind is None:
         return NOT_FOUND
+    if kind == "tree":  # GitHub lists a directory's entries
+        return 200, [
+            {"type": "file", "path": f"{path}/{name}"}
+            for name in fake.read_file(repo.full_name, ref, path).split("\n")[2:]
+            if name
+        ]
+    text = fake.read_file(repo.full_name, ref, path)
     return 200, {
         "type": "file",
         "path": path,

@@ -81,3 +81,24 @@ def test_the_scheduler_process_is_wired_from_the_settings(source, settings, fake
     with scheduler_from_settings(configured) as scheduler:
         assert scheduler.tick() == []  # nothing is due the first time a schedule is seen
     assert any(path.startswith("/app/installations?") for _, path, _ in fake_github.requests)
+
+
+def test_a_repository_github_cannot_serve_does_not_stop_the_others(source, fake_github, redis):
+    # A directory where the file should be: GitHub answers with a listing, not a file.
+    fake_github.add_repo("octo-org/odd", {".github/wrench.yml/x": "not a file\n"})
+    repos = {r.full_name: r for r in source.repositories()}
+    assert [s.name for s in repos["octo-org/hello"].schedules] == ["weekly-deps"]
+    assert repos["octo-org/odd"].schedules == []
+    assert "unreadable" in redis.hget(PROBLEMS_KEY, "octo-org/odd").decode()
+
+
+def test_the_latest_comments_are_read_when_there_are_many(fake_github):
+    from worker.github import GitHubKitRepo, installation_client
+
+    for n in range(130):
+        fake_github.add_comment("octo-org/hello", 1, f"comment {n}")
+    token = fake_github.mint_token(4242, {}).value
+    with installation_client(fake_github.url, token) as client:
+        comments = GitHubKitRepo(client, "octo-org/hello").issue_comments(1)
+    assert [c["body"] for c in comments[-2:]] == ["comment 128", "comment 129"]
+    assert len(comments) == 130
