@@ -65,7 +65,10 @@ class Services:
     queue: JobQueue
     metrics: Metrics
     redactor: Redactor
-    bot_name: Callable[[], str]
+    app_slug: Callable[[], str]
+    """The App's slug: its bot user is `<slug>[bot]`, whatever BOT_NAME says."""
+    handle: Callable[[], str]
+    """What people @mention: BOT_NAME, or the slug."""
     tools: Callable[[Job], JobTools]
     footer: Callable[[str], str]
     """The tracking comment's last line for a job id: the job page's link, when it has one."""
@@ -114,7 +117,7 @@ class JobRunner:
             return True
         github.create_comment(
             spec.number,
-            REFUSED.format(login=spec.requester, label=self.s.trigger_label, bot=self.s.bot_name()),
+            REFUSED.format(login=spec.requester, label=self.s.trigger_label, bot=self.s.handle()),
         )
         return False
 
@@ -141,7 +144,7 @@ class JobRunner:
     def _work(self, github: GitHubRepo, spec: JobSpec, token: str, reporter: Reporter) -> dict:
         reporter.stage(STARTED)
         try:
-            bot_login = f"{self.s.bot_name()}[bot]"
+            bot_login = f"{self.s.app_slug()}[bot]"
             task = gather(github, spec, bot_login) if spec.number else task_only(spec)
             where = plan(github, spec, github.repository(), self.job.id)
             deadline = self.started + self.s.timeout_s
@@ -174,7 +177,7 @@ class JobRunner:
         return Fanout(*reporters) if reporters else LogReporter(spec.describe())
 
     def _identity(self, github: GitHubRepo) -> Identity:
-        login = f"{self.s.bot_name()}[bot]"
+        login = f"{self.s.app_slug()}[bot]"
         host = urlsplit(self.s.api_url).hostname
         domain = "users.noreply.github.com" if host == "api.github.com" else f"users.noreply.{host}"
         return Identity(login, f"{github.user_id(login)}+{login}@{domain}")

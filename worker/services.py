@@ -30,9 +30,9 @@ from wrench.schedules import utc_now
 from wrench.settings import Settings
 
 
-def bot_name(settings: Settings, app: GitHub) -> str:
-    """The handle people @mention: BOT_NAME, or the App's slug."""
-    return settings.BOT_NAME or app.request("GET", "/app").json()["slug"]
+def app_slug(app: GitHub) -> str:
+    """The App's slug (its bot user is `<slug>[bot]`), from GitHub."""
+    return app.request("GET", "/app").json()["slug"]
 
 
 def job_queue(settings: Settings, redis: Redis) -> JobQueue:
@@ -46,7 +46,7 @@ def scheduler_from_settings(settings: Settings) -> Iterator[Scheduler]:
     with app_client(settings) as app:
         tokens = InstallationTokens(redis, app, settings.private_key() or "")
         problems = Problems(redis)
-        login = cache(lambda: f"{bot_name(settings, app)}[bot]")
+        login = cache(lambda: f"{app_slug(app)}[bot]")
         source = GitHubRepoSource(app, tokens, settings.GITHUB_API_URL, login, problems)
         yield Scheduler(
             redis,
@@ -89,7 +89,8 @@ def job_services(settings: Settings) -> Iterator[Services]:
             queue=job_queue(settings, redis),
             metrics=Metrics(redis),
             redactor=redactor,
-            bot_name=cache(lambda: bot_name(settings, app)),
+            app_slug=(slug := cache(lambda: app_slug(app))),
+            handle=lambda: settings.BOT_NAME or slug(),
             footer=lambda job_id: footer(settings, job_id),
             tools=tools,
             api_url=settings.GITHUB_API_URL,

@@ -200,3 +200,17 @@ def test_an_invalid_wrench_yml_is_reported_with_the_key_at_fault(stack):
     [comment] = stack.github.issue_comments(REPO, 1)
     assert "limits.max_step: Extra inputs are not permitted" in comment["body"]
     assert "Fix the file and ask again" in comment["body"] and stack.llm.requests == []
+
+
+def test_a_bot_name_other_than_the_slug_is_only_the_handle(
+    tmp_path, redis_url, redis, sandbox_image
+):
+    from tests.e2e.conftest import running_stack
+    from tests.e2e.test_issue_to_pr import FIX
+
+    with running_stack(tmp_path, redis_url, sandbox_image, "e2e-handle", BOT_NAME="fixer") as s:
+        s.model.replies[:] = FIX
+        [job_id] = s.deliver("issue_comment", commented("@fixer please fix this"))["jobs"]
+        assert s.wait(job_id).return_value()["outcome"] == "pull_request", s.log("worker")
+        [commit, _] = s.github.commits(REPO, "wrench/issue-1")
+        assert commit["author"] == "wrench[bot]"  # the App's bot user, not "fixer[bot]"
