@@ -79,7 +79,7 @@ def publish(  # noqa: PLR0913
     if not target.push_allowed:
         return Outcome(_with_diff(work.message, diff), kind="diff")
     if not work.finished:
-        branch = f"wrench/pr-{target.number}" if target.is_pull_request else target.branch
+        branch = _incomplete_branch(github, target)
         checkout.push(branch)
         return Outcome(INCOMPLETE.format(reason=work.message, branch=branch), kind="incomplete")
     checkout.push(target.branch)
@@ -87,6 +87,15 @@ def publish(  # noqa: PLR0913
         sha = checkout.head()[:7]
         return Outcome(PUSHED.format(sha=sha, message=work.message), kind="pushed")
     return _open_or_update_pull(github, target, work)
+
+
+def _incomplete_branch(github: GitHubRepo, target: Target) -> str:
+    """Where unfinished work goes: never onto a branch an open pull request shows."""
+    if target.is_pull_request:
+        return f"wrench/pr-{target.number}"
+    if github.open_pull_for(target.branch):
+        return f"{target.branch}-incomplete"
+    return target.branch
 
 
 def _open_or_update_pull(github: GitHubRepo, target: Target, work: Work) -> Outcome:

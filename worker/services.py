@@ -74,7 +74,7 @@ def job_services(settings: Settings) -> Iterator[Services]:
             llm=lambda model: LiteLLMModel(
                 LLMConfig.from_settings(settings, model=model or settings.LLM_MODEL)
             ),
-            refill=pool.refill,
+            refill=pool.refill_in_background,
             workdir=settings.DATA_DIR.resolve() / "jobs" / job.id,
             trajectory=trajectory_path(settings, job.id),
             publish_event=lambda record: events.append(redis, job.id, record),

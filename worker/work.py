@@ -54,8 +54,8 @@ class JobTools:
     sandboxes: SandboxProvider
     llm: Callable[[str | None], LLM]
     """The model to use: the repository's choice, or the server's for None."""
-    refill: Callable[[], None]
-    """Tops the warm pool up again; run in the background while the job works."""
+    refill: Callable[[], threading.Thread]
+    """Starts topping the warm pool up again in the background, while the job works."""
     workdir: Path
     """A private host directory for this job's git directory; removed at the end."""
     trajectory: Path
@@ -91,8 +91,7 @@ def do_work(tools: JobTools, job: Assignment, reporter: Reporter, redactor: Reda
     lap = job.watch.lap
     with lap("acquire"):
         sandbox = tools.sandboxes.acquire(tools.job_id)
-    refill = threading.Thread(target=tools.refill, daemon=True)
-    refill.start()
+    refill = tools.refill()
     try:
         reporter.stage(CLONING.format(repository=job.github.full_name))
         with lap("clone"):

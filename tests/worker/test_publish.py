@@ -144,3 +144,17 @@ def test_a_stopped_run_without_changes_says_so(world):
         outcome.comment
         == "stopped before finishing: the model failed: HTTP 500. Nothing was changed."
     )
+
+
+def test_incomplete_work_never_lands_in_an_open_pull_request(world):
+    fake, github, _, _ = world
+    first = clone(world)
+    edit(first)
+    publish(first, github, issue_target(), DONE, BOT, Redactor())
+    again = clone(world, "wrench/issue-1", "again")
+    edit(again, "half done\n")
+    stopped = Work(finished=False, message="the step limit (5) was reached", summary="")
+    outcome = publish(again, github, issue_target(), stopped, BOT, Redactor())
+    assert "wrench/issue-1-incomplete" in outcome.comment
+    assert fake.read_file(REPO, "wrench/issue-1-incomplete", "hello.py") == "half done\n"
+    assert "half done" not in fake.read_file(REPO, "wrench/issue-1", "hello.py")
