@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from githubkit import GitHub
+from githubkit.exception import GitHubException, RequestFailed
 from redis import Redis
 from rq.job import Job
 from rq.timeouts import JobTimeoutException
@@ -86,6 +87,21 @@ class JobRunner:
         self.watch = Stopwatch()
 
     def run(self, spec: JobSpec) -> dict:
+        try:
+            return self._run(spec)
+        except Exception as exc:
+            if not self.job.meta.get("reported"):
+                self._report_early(spec, exc)
+            raise
+
+    def _report_early(self, spec: JobSpec, exc: Exception) -> None:
+        """A failure before the tracking comment exists: say so where the request came from."""
+        message = self._failure(exc)
+        if spec.slack:
+            SlackReporter(spec.slack.response_url, self.s.redactor).finish(message)
+        self._done(spec, "failed")
+
+    def _run(self, spec: JobSpec) -> dict:
         spec = self._with_installation(spec)
         if spec is None:
             return {"outcome": "not_installed"}
@@ -105,7 +121,9 @@ class JobRunner:
             return spec
         try:
             answer = self.s.app.request("GET", f"/repos/{spec.repository}/installation").json()
-        except Exception:  # 404: not installed (or no such repository)
+        except RequestFailed as exc:
+            if exc.response.status_code != 404:
+                raise
             self._reporter(None, spec).finish(NOT_INSTALLED.format(repository=spec.repository))
             return None
         return spec.model_copy(update={"installation_id": answer["id"]})
@@ -126,7 +144,10 @@ class JobRunner:
             return
         target = {Trigger.COMMENT: "issue_comment", Trigger.REVIEW_COMMENT: "review_comment"}
         kind = target.get(spec.trigger)
-        github.react(kind or "issue", spec.comment_id if kind else spec.number, "eyes")
+        try:
+            github.react(kind or "issue", spec.comment_id if kind else spec.number, "eyes")
+        except GitHubException as exc:  # e.g. the comment was deleted: the job goes on
+            log.warning("could not react to the trigger: %s", exc)
 
     def _serially(self, github: GitHubRepo, spec: JobSpec, token: str) -> dict:
         reporter = self._reporter(github, spec)

@@ -108,3 +108,12 @@ def test_a_scheduled_run_opens_a_pr_then_updates_it(stack):
     [pull] = stack.github.open_pulls(REPO)
     assert pull["head"]["ref"] == "wrench/schedule-weekly" and "Fixes" not in pull["body"]
     assert len(stack.github.commits(REPO, "wrench/schedule-weekly")) == 3
+
+
+def test_a_failure_before_any_comment_is_still_reported_in_slack(stack, slack):
+    # GitHub fails the installation look-up with a 500: not "not installed", a failure.
+    stack.github.failing["/repos/octo-org/hello/installation"] = 500
+    job_id = command(stack, slack, f"{REPO}#1 fix it")["text"].split("`")[1]
+    assert stack.wait(job_id).get_status().value == "failed"
+    [text] = slack.texts()
+    assert text.startswith("Wrench failed unexpectedly") and "not installed" not in text

@@ -67,6 +67,8 @@ class FakeGitHub:
         self.requests: list[tuple[str, str, int]] = []
         # The App manifest flow: the code GitHub hands out, and the key it hands back.
         self.manifest_code: str | None = None
+        # Paths answered with this HTTP status, to play GitHub having a bad day.
+        self.failing: dict[str, int] = {}
         self.private_key = ""
         self._ids = itertools.count(9000)
         self._lock = threading.RLock()
@@ -334,7 +336,10 @@ def _handler_for(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
             data = json.loads(body) if body else {}
             query = {k: v[0] for k, v in parse_qs(url.query).items()}
             with fake._lock:
-                status, payload = route(fake, self, url.path, query, data)
+                if url.path in fake.failing:
+                    status, payload = fake.failing[url.path], {"message": "Server Error"}
+                else:
+                    status, payload = route(fake, self, url.path, query, data)
             fake.requests.append((self.command, self.path, status))
             raw = json.dumps(payload).encode()
             self.send_response(status)
