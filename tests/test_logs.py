@@ -41,3 +41,19 @@ def test_text_lines_show_the_ids(settings, capsys):
     logging.getLogger("wrench.test").warning("hello")
     line = capsys.readouterr().err.strip()
     assert line.endswith("WARNING wrench.test [job_id=j-8] hello")
+
+
+def test_every_secret_setting_is_redacted(settings):
+    from wrench.secrets import Redactor
+
+    full = settings.model_copy(
+        update={
+            "JOB_LINK_SECRET": SecretStr("job-link-key-123"),
+            "METRICS_TOKEN": SecretStr("scrape-456"),
+            "REDIS_URL": "redis://:redis-pass-789@127.0.0.1:1/0",
+        }
+    )
+    text = (
+        "job-link-key-123 scrape-456 redis-pass-789 " + settings.WEBHOOK_SECRET.get_secret_value()
+    )
+    assert Redactor(full.secret_values()).redact(text) == " ".join(["[REDACTED]"] * 4)

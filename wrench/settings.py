@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -101,9 +102,18 @@ class Settings(BaseSettings):
         return None
 
     def secret_values(self) -> list[str]:
-        """Every secret this configuration holds, for redaction."""
-        secrets = [self.WEBHOOK_SECRET, self.LLM_API_KEY, self.SLACK_SIGNING_SECRET]
+        """Every secret this configuration holds, passwords written into URLs included, for
+        redaction."""
+        secrets = [
+            self.WEBHOOK_SECRET,
+            self.LLM_API_KEY,
+            self.SLACK_SIGNING_SECRET,
+            self.JOB_LINK_SECRET,
+            self.METRICS_TOKEN,
+        ]
         values = [s.get_secret_value() for s in secrets if s]
+        urls = (self.REDIS_URL, self.LLM_BASE_URL or "", self.GITHUB_API_URL)
+        values += [password for url in urls if (password := urlsplit(url).password)]
         key = self.private_key()
         return values + ([key] if key else [])
 

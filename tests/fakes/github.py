@@ -61,7 +61,6 @@ class FakeGitHub:
         self.tokens: dict[str, Token] = {}
         self.comments: dict[int, dict[str, Any]] = {}
         self.review_comments: dict[int, dict[str, Any]] = {}
-        self.reviews: dict[int, dict[str, Any]] = {}
         self.pulls: dict[tuple[str, int], dict[str, Any]] = {}
         self.reactions: list[dict[str, Any]] = []
         self.requests: list[tuple[str, str, int]] = []

@@ -170,12 +170,6 @@ def get_review_comment(fake, repo, cid: str, query, data) -> Answer:
     return (200, comment_json(fake, comment)) if comment else NOT_FOUND
 
 
-@endpoint("GET", REPO + r"/pulls/(?P<number>\d+)/reviews/(?P<rid>\d+)", "pull_requests")
-def get_review(fake, repo, number: str, rid: str, query, data) -> Answer:
-    review = fake.reviews.get(int(rid))
-    return (200, review) if review else NOT_FOUND
-
-
 @endpoint("GET", REPO + r"/pulls/(?P<number>\d+)", "pull_requests")
 def get_pull(fake, repo, number: str, query, data) -> Answer:
     pull = fake.pulls.get((repo.full_name, int(number)))

@@ -158,9 +158,6 @@ class EventStream:
         self.events: list[Event] = []
         self._subscribers = list(subscribers)
 
-    def subscribe(self, subscriber: Subscriber) -> None:
-        self._subscribers.append(subscriber)
-
     def add(self, event: Event) -> None:
         self.events.append(event)
         for subscriber in self._subscribers:

@@ -69,7 +69,7 @@ def command(args: argparse.Namespace) -> int:
         return 1
     rows = [Row(OK, "settings", _source()), *setting_rows(settings)]
     rows += run_checks(settings, checks(settings))
-    print(table(rows, _redactor(settings)))
+    print(table(rows, Redactor(settings.secret_values())))
     failed = sum(row.status == FAIL for row in rows)
     print(f"\n{failed} problem(s) to fix" if failed else "\nall checks passed")
     return 1 if failed else 0
@@ -224,19 +224,6 @@ def table(rows: list[Row], redactor: Redactor | None = None) -> str:
         if row.status == FAIL:
             lines.append(f"{'':<4}  {'':<{width}}  fix: {redact(row.fix)}")
     return "\n".join(lines)
-
-
-def _redactor(settings: Settings) -> Redactor:
-    """Every secret the settings hold, and passwords written into URLs."""
-    urls = (settings.REDIS_URL, settings.LLM_BASE_URL or "", settings.GITHUB_API_URL)
-    tokens = (settings.METRICS_TOKEN, settings.JOB_LINK_SECRET)
-    return Redactor(
-        [
-            *settings.secret_values(),
-            *(token.get_secret_value() for token in tokens if token),
-            *(urlsplit(url).password or "" for url in urls),
-        ]
-    )
 
 
 def _address(url: str) -> str:
