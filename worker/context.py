@@ -13,6 +13,8 @@ from worker.github import GitHubRepo, Json
 from wrench.jobs import JobSpec, Trigger
 
 _HTML_COMMENT = re.compile(r"<!--.*?(-->|\Z)", re.DOTALL)
+# The prompt fences untrusted text with these tags: the text must not close the fence.
+_FENCE = re.compile(r"<\s*/?\s*untrusted\s*>", re.IGNORECASE)
 MAX_TEXT_CHARS = 6000
 MAX_COMMENTS = 30
 TEMPLATES = Environment(
@@ -25,7 +27,7 @@ TEMPLATES = Environment(
 def sanitize(text: str | None, limit: int = MAX_TEXT_CHARS) -> str:
     """Untrusted text without what a reader cannot see but a model can: HTML comments,
     zero-width and bidi controls, Unicode tag characters and other format or control codes."""
-    text = _HTML_COMMENT.sub("", text or "")
+    text = _FENCE.sub("[fence]", _HTML_COMMENT.sub("", text or ""))
     kept = "".join(
         ch
         for ch in text
