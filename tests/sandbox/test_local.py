@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from sandbox.base import SandboxProvider, WorkspaceSandbox
-from sandbox.local import WARNING, LocalSandbox, LocalSandboxes
+from sandbox.local import LocalSandbox, LocalSandboxes
 from sandbox.shell import PersistentShell, ShellFiles
 
 
@@ -26,9 +26,8 @@ def test_it_warns_loudly_that_it_isolates_nothing(caplog: pytest.LogCaptureFixtu
     with caplog.at_level(logging.WARNING, logger="sandbox.local"):
         sandbox = LocalSandbox()
     sandbox.close()
-    assert [r.getMessage() for r in caplog.records] == [WARNING]
-    assert "isolates NOTHING" in WARNING
-    assert "isolates nothing" in (LocalSandbox.__doc__ or "")
+    [record] = caplog.records
+    assert record.levelno == logging.WARNING and "isolates NOTHING" in record.getMessage()
 
 
 def test_the_host_environment_is_not_passed_on(monkeypatch: pytest.MonkeyPatch) -> None:
