@@ -43,7 +43,7 @@ def read_beneath(root: Path, parts: list[str]) -> bytes:
     """The bytes of the regular file root/parts, no link followed."""
     if not parts:
         raise IsADirectoryError(str(root))
-    with _directory(root, parts[:-1], create=None) as parent:
+    with _directory(root, parts[:-1], None) as parent:
         fd = _open(parts[-1], os.O_RDONLY | os.O_NONBLOCK, parent)
     with os.fdopen(fd, "rb") as file:
         _require_regular(file.fileno())
@@ -58,7 +58,7 @@ def write_beneath(root: Path, parts: list[str], data: bytes, owner: tuple[int, i
     if not parts:
         raise IsADirectoryError(str(root))
     flags = os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK
-    with _directory(root, parts[:-1], create=owner) as parent:
+    with _directory(root, parts[:-1], (0o755, owner)) as parent:
         fd = _open(parts[-1], flags, parent)
     with os.fdopen(fd, "wb") as file:
         _require_regular(file.fileno())
@@ -68,25 +68,45 @@ def write_beneath(root: Path, parts: list[str], data: bytes, owner: tuple[int, i
             os.fchown(file.fileno(), *owner)
 
 
-@contextmanager
-def _directory(root: Path, parts: list[str], create: tuple[int, int] | None) -> Iterator[int]:
-    """A descriptor of root/parts, walked without links; missing ones made when `create`."""
+Owner = tuple[int, int]
+
+
+def open_beneath(root: Path, parts: list[str], make: tuple[int, Owner | None] | None = None) -> int:
+    """A descriptor of the directory root/parts, walked one component at a time without
+    following links (UnsafePath where one is a link or not a directory). With `make`
+    (mode, owner), missing directories are created, given to `owner` (None: this process)."""
     fd = os.open(root, _DIRECTORY)
     try:
         for part in parts:
-            if create is not None:
-                try:
-                    os.mkdir(part, 0o755, dir_fd=fd)
-                    if os.geteuid() == 0:
-                        os.chown(part, *create, dir_fd=fd, follow_symlinks=False)
-                except FileExistsError:
-                    pass
+            if make is not None:
+                _mkdir(fd, part, *make)
             child = _open(part, _DIRECTORY, fd)
             os.close(fd)
             fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+@contextmanager
+def _directory(
+    root: Path, parts: list[str], make: tuple[int, Owner | None] | None
+) -> Iterator[int]:
+    fd = open_beneath(root, parts, make)
+    try:
         yield fd
     finally:
         os.close(fd)
+
+
+def _mkdir(parent: int, name: str, mode: int, owner: Owner | None) -> None:
+    try:
+        os.mkdir(name, mode, dir_fd=parent)
+    except FileExistsError:
+        return
+    if owner is not None and os.geteuid() == 0:
+        os.chown(name, *owner, dir_fd=parent, follow_symlinks=False)
 
 
 def _open(name: str, flags: int, dir_fd: int) -> int:

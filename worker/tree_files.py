@@ -18,13 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from sandbox.files import Owner, UnsafePath, open_beneath
+
 CHUNK = 1024 * 1024
-_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
 _NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _LINKED = (errno.ELOOP, errno.ENOTDIR)
-
-Owner = tuple[int, int]
 
 
 class Refused(Exception):
@@ -169,28 +168,11 @@ def parent_of(
 ) -> Iterator[int]:
     """A descriptor of the directory holding root/parts, walked without following links;
     with `make` (mode, owner), missing directories are created."""
-    fd = os.open(root, _DIRECTORY)
     try:
-        for part in parts[:-1]:
-            if make is not None:
-                _mkdir(fd, part, *make)
-            try:
-                child = os.open(part, _DIRECTORY, dir_fd=fd)
-            except OSError as error:
-                if error.errno in _LINKED:
-                    raise Refused(f"{part} is a link or a file, not a directory") from None
-                raise
-            os.close(fd)
-            fd = child
+        fd = open_beneath(root, parts[:-1], make)
+    except UnsafePath as error:
+        raise Refused(f"{error}: a link or a file, not a directory") from None
+    try:
         yield fd
     finally:
         os.close(fd)
-
-
-def _mkdir(parent: int, name: str, mode: int, owner: Owner | None) -> None:
-    try:
-        os.mkdir(name, mode, dir_fd=parent)
-    except FileExistsError:
-        return
-    if owner is not None and os.geteuid() == 0:
-        os.chown(name, *owner, dir_fd=parent, follow_symlinks=False)
