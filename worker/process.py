@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import os
 import time
 
 import docker
@@ -36,16 +37,24 @@ def maintain_once(settings: Settings) -> None:
     Metrics(redis).gauge("wrench_sandbox_pool_idle", len(pool.idle()))
 
 
-def _maintain_forever(settings: Settings) -> None:
+def _maintain_forever(settings: Settings, worker_pid: int) -> None:
     configure_logging(settings)
-    while True:
+    while os.getppid() == worker_pid:
         try:
             maintain_once(settings)
         except Exception:
             log.exception(
                 "sandbox maintenance failed; trying again in %s s", MAINTENANCE_INTERVAL_S
             )
-        time.sleep(MAINTENANCE_INTERVAL_S)
+        _sleep_while_parent(worker_pid, MAINTENANCE_INTERVAL_S)
+    # The worker died without stopping us (SIGKILL): a pool nobody uses must not be kept up.
+    log.warning("the worker process is gone: sandbox maintenance stops")
+
+
+def _sleep_while_parent(worker_pid: int, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and os.getppid() == worker_pid:
+        time.sleep(0.5)
 
 
 def on_work_horse_killed(job, retpid: int, ret_val: int, rusage) -> None:
@@ -71,7 +80,10 @@ def run_worker(settings: Settings, burst: bool = False) -> None:
 
     configure_logging(settings)
     maintenance = multiprocessing.Process(
-        target=_maintain_forever, args=(settings,), name="wrench-maintenance", daemon=True
+        target=_maintain_forever,
+        args=(settings, os.getpid()),
+        name="wrench-maintenance",
+        daemon=True,
     )
     maintenance.start()
     redis = Redis.from_url(settings.REDIS_URL)

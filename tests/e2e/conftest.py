@@ -199,6 +199,7 @@ def running_stack(
             stack.wait_for(lambda: _worker_ready(redis, env["QUEUE_NAME"]), timeout_s=60)
             yield stack
         finally:
+            maintenance = stack.worker_children()
             for proc in (web, worker):
                 proc.terminate()
                 try:
@@ -206,6 +207,10 @@ def running_stack(
                 except subprocess.TimeoutExpired:  # a job still running: rq waits for it
                     proc.kill()
                     proc.wait()
+            # The worker's children notice its end within a second; then nothing refills.
+            stack.wait_for(
+                lambda: not any(Path(f"/proc/{pid}").exists() for pid in maintenance), timeout_s=10
+            )
             purge(docker.from_env(), instance)
 
 

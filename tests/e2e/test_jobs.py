@@ -214,3 +214,22 @@ def test_a_bot_name_other_than_the_slug_is_only_the_handle(
         assert s.wait(job_id).return_value()["outcome"] == "pull_request", s.log("worker")
         [commit, _] = s.github.commits(REPO, "wrench/issue-1")
         assert commit["author"] == "wrench[bot]"  # the App's bot user, not "fixer[bot]"
+
+
+def test_maintenance_stops_when_the_worker_is_killed(stack):
+    children = stack.wait_for(lambda: stack.worker_children(), timeout_s=10)
+    os.kill(stack.worker_pid, signal.SIGKILL)
+    stack.wait_for(
+        lambda: (
+            not any(os.path.exists(f"/proc/{pid}/stat") and _state(pid) != "Z" for pid in children)
+        ),
+        timeout_s=5,
+    )
+
+
+def _state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return "Z"
