@@ -38,11 +38,10 @@ def test_clone_keeps_the_token_out_of_every_file(checkout, token, tmp_path):
 
 def test_clone_without_a_valid_token_fails_with_the_token_redacted(fake_github, tmp_path):
     url = f"{fake_github.url}/git/{REPO}.git"
+    token = "ghs_" + "not-a-real-token-0123456789"
     with pytest.raises(GitError) as error:
-        Checkout.clone(
-            url, "main", tmp_path / "g", tmp_path / "w", "ghs_" + "not-a-real-token-0123456789"
-        )
-    assert "ghs_notarealtoken" not in str(error.value)
+        Checkout.clone(url, "main", tmp_path / "g", tmp_path / "w", token)
+    assert "not-a-real-token" not in str(error.value)
     assert "clone failed" in str(error.value)
 
 
