@@ -16,6 +16,7 @@ from redis import Redis
 
 from sandbox import container
 from sandbox.config import SandboxConfig
+from sandbox.docker_sandbox import DockerSandbox
 from sandbox.image import ImageRecipe, ensure_image
 from wrench.settings import Settings
 
@@ -146,3 +147,13 @@ def sandbox_config(
     )
     yield config
     assert purge(docker_client, config.instance) == [], "a test left containers behind"
+
+
+@pytest.fixture(scope="module")
+def docker_sandbox(
+    docker_client: docker.DockerClient, sandbox_config: SandboxConfig
+) -> Iterator[DockerSandbox]:
+    """One hardened container per test module, shared by its tests (which clean up after)."""
+    box = DockerSandbox.create(docker_client, sandbox_config, job_id="module-job")
+    yield box
+    box.close()

@@ -7,11 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-import docker
 import pytest
 
 from sandbox.base import Sandbox
-from sandbox.config import SandboxConfig
 from sandbox.docker_sandbox import DockerSandbox
 from sandbox.local import LocalSandbox
 from tests.fakes.openai_server import FakeOpenAI
@@ -36,17 +34,6 @@ E = TypeVar("E", bound=Event)
 def sandbox(tmp_path: Path) -> Iterator[LocalSandbox]:
     """A real local shell over an empty workspace directory (LocalSandbox isolates nothing)."""
     box = LocalSandbox(tmp_path / "workspace")
-    yield box
-    box.close()
-
-
-@pytest.fixture(scope="module")
-def docker_sandbox(
-    docker_client: docker.DockerClient,  # noqa: F811
-    sandbox_config: SandboxConfig,  # noqa: F811
-) -> Iterator[DockerSandbox]:
-    """One hardened container per test module; `any_sandbox` cleans it between tests."""
-    box = DockerSandbox.create(docker_client, sandbox_config, job_id="agent-tests")
     yield box
     box.close()
 

@@ -40,15 +40,6 @@ def local_sandbox() -> Iterator[LocalSandbox]:
     sandbox.close()
 
 
-@pytest.fixture(scope="module")
-def docker_sandbox(
-    docker_client: docker.DockerClient, sandbox_config: SandboxConfig
-) -> Iterator[DockerSandbox]:
-    sandbox = DockerSandbox.create(docker_client, sandbox_config, job_id="module-job")
-    yield sandbox
-    sandbox.close()
-
-
 @pytest.fixture(params=["local", "docker"])
 def sandbox(request: pytest.FixtureRequest) -> LocalSandbox | DockerSandbox:
     """A module-wide sandbox, back in its workspace with a clean slate of test files."""
