@@ -26,7 +26,7 @@ from bot.signatures import github_signature  # noqa: E402
 from tests.conftest import free_port, start_redis  # noqa: E402
 
 SECRET = "bench-webhook-secret"
-PAYLOAD = ROOT.parent / "shared/fixtures/github-webhooks/issue_comment/created.payload.json"
+PAYLOAD = ROOT / "tests/fixtures/github-webhooks/issue_comment/created.payload.json"
 BODY_BYTES = 25 * 1024
 
 

@@ -21,7 +21,8 @@ from sandbox.image import ImageRecipe, ensure_image
 from wrench.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED_WEBHOOKS = ROOT.parent / "shared" / "fixtures" / "github-webhooks"
+WEBHOOKS = ROOT / "tests" / "fixtures" / "github-webhooks"
+"""Real GitHub webhook payloads, kept in the repository (see the README there)."""
 WEBHOOK_SECRET = "test-webhook-secret-0123456789"
 
 
@@ -91,12 +92,6 @@ def settings(redis_url: str) -> Settings:
         REDIS_URL=redis_url,
         QUEUE_NAME="wrench-test",
     )
-
-
-@pytest.fixture
-def shared_webhooks() -> Path:
-    assert SHARED_WEBHOOKS.is_dir(), f"missing {SHARED_WEBHOOKS}: clone beside ../shared"
-    return SHARED_WEBHOOKS
 
 
 # Small caps so that output tests stay fast and readable.

@@ -8,14 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from bot.signatures import github_signature
-from tests.conftest import SHARED_WEBHOOKS, WEBHOOK_SECRET
+from tests.conftest import WEBHOOK_SECRET, WEBHOOKS
 
 INSTALLATION = {"id": 4242, "node_id": "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uNDI0Mg=="}
 
 
 def load(name: str) -> dict[str, Any]:
-    """A payload from ../shared, e.g. `issues/labeled.payload.json`."""
-    return json.loads((SHARED_WEBHOOKS / name).read_text())
+    """A payload from tests/fixtures/github-webhooks, e.g. `issues/labeled.payload.json`."""
+    return json.loads((WEBHOOKS / name).read_text())
 
 
 def headers(event: str, body: bytes, delivery: str | None = None, secret: str = WEBHOOK_SECRET):
@@ -33,4 +33,4 @@ def as_app_delivery(payload: dict[str, Any]) -> dict[str, Any]:
 
 
 def fixture_files() -> list[Path]:
-    return sorted(SHARED_WEBHOOKS.glob("*/*.json"))
+    return sorted(WEBHOOKS.glob("*/*.json"))

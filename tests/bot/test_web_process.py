@@ -1,4 +1,4 @@
-"""The web process as deployed: gunicorn over real HTTP, every shared payload, clean start-up."""
+"""The web process as deployed: gunicorn over real HTTP, every fixture payload, clean start-up."""
 
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ def web(redis_url, redis, tmp_path) -> Iterator[str]:
     assert "Traceback" not in stderr
 
 
-def test_every_shared_payload_gets_an_answer_below_500(web):
+def test_every_fixture_payload_gets_an_answer_below_500(web):
     statuses = {}
     for path in fixture_files():
         event, raw = path.parent.name, path.read_bytes()
