@@ -56,4 +56,4 @@ def test_every_secret_setting_is_redacted(settings):
     text = (
         "job-link-key-123 scrape-456 redis-pass-789 " + settings.WEBHOOK_SECRET.get_secret_value()
     )
-    assert Redactor(full.secret_values()).redact(text) == " ".join(["[REDACTED]"] * 4)
+    assert Redactor(full.named_secrets()).redact(text) == " ".join(["[REDACTED]"] * 4)

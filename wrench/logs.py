@@ -66,7 +66,7 @@ class TextFormatter(logging.Formatter):
 
 def configure_logging(settings: Settings, level: int = logging.INFO) -> Redactor:
     """Send all logs to stderr through the redacting filter; returns the redactor in use."""
-    redactor = Redactor(settings.secret_values())
+    redactor = Redactor(settings.named_secrets())
     handler = logging.StreamHandler(sys.stderr)
     handler.addFilter(RedactingFilter(redactor))
     if settings.LOG_FORMAT == "json":

@@ -81,7 +81,7 @@ class Settings(BaseSettings):
     METRICS_TOKEN: SecretStr | None = None
     """When set, `GET /metrics` requires `Authorization: Bearer <token>`."""
     DATA_DIR: Path = Path("var")
-    """Where the worker keeps job trajectories and per-job git directories."""
+    """Where the worker keeps job trajectories, per-job clones and the sandbox pool's claims."""
     LOG_FORMAT: str = Field("text", pattern="^(text|json)$")
     """`text` for people, `json` for log collectors."""
 
@@ -101,21 +101,23 @@ class Settings(BaseSettings):
             return self.PRIVATE_KEY.get_secret_value().replace("\\n", "\n")
         return None
 
-    def secret_values(self) -> list[str]:
-        """Every secret this configuration holds, passwords written into URLs included, for
-        redaction."""
-        secrets = [
-            self.WEBHOOK_SECRET,
-            self.LLM_API_KEY,
-            self.SLACK_SIGNING_SECRET,
-            self.JOB_LINK_SECRET,
-            self.METRICS_TOKEN,
-        ]
-        values = [s.get_secret_value() for s in secrets if s]
-        urls = (self.REDIS_URL, self.LLM_BASE_URL or "", self.GITHUB_API_URL)
-        values += [password for url in urls if (password := urlsplit(url).password)]
-        key = self.private_key()
-        return values + ([key] if key else [])
+    def named_secrets(self) -> dict[str, str]:
+        """Every secret this configuration holds, by what it is, passwords written into URLs
+        included: for redaction, and for the secret scan before publishing."""
+        named = {
+            "WEBHOOK_SECRET": self.WEBHOOK_SECRET,
+            "LLM_API_KEY": self.LLM_API_KEY,
+            "SLACK_SIGNING_SECRET": self.SLACK_SIGNING_SECRET,
+            "JOB_LINK_SECRET": self.JOB_LINK_SECRET,
+            "METRICS_TOKEN": self.METRICS_TOKEN,
+        }
+        found = {name: secret.get_secret_value() for name, secret in named.items() if secret}
+        for name in ("REDIS_URL", "LLM_BASE_URL", "GITHUB_API_URL"):
+            if password := urlsplit(getattr(self, name) or "").password:
+                found[f"the password in {name}"] = password
+        if key := self.private_key():
+            found["the App's private key"] = key
+        return found
 
     # --- Sandbox: the operator's knobs; sandbox/config.py builds the full SandboxConfig. ---
     SANDBOX_POOL_SIZE: int = Field(2, ge=0)
@@ -132,8 +134,6 @@ class Settings(BaseSettings):
     """Most processes per sandbox, so a fork bomb stalls inside it."""
     SANDBOX_INSTANCE: str = Field("wrench", pattern=r"^[a-z0-9][a-z0-9_.-]{0,39}$")
     """Label namespace of this deployment's containers: one per deployment sharing an engine."""
-    WORKSPACE_ROOT: Path = Path("var/workspaces")
-    """Host directory where each sandbox's workspace (the cloned repository) lives."""
 
 
 def load_settings(**overrides: object) -> Settings:

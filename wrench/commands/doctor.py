@@ -69,7 +69,7 @@ def command(args: argparse.Namespace) -> int:
         return 1
     rows = [Row(OK, "settings", _source()), *setting_rows(settings)]
     rows += run_checks(settings, checks(settings))
-    print(table(rows, Redactor(settings.secret_values())))
+    print(table(rows, Redactor(settings.named_secrets())))
     failed = sum(row.status == FAIL for row in rows)
     print(f"\n{failed} problem(s) to fix" if failed else "\nall checks passed")
     return 1 if failed else 0
