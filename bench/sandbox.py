@@ -103,7 +103,7 @@ def main() -> None:
     client.images.get(args.image)  # fails fast when scripts/setup has not built it
     root = Path(tempfile.mkdtemp(prefix="wrench-bench-"))
     instance = f"bench-{secrets.token_hex(3)}"
-    config = SandboxConfig(image=args.image, instance=instance, workspace_root=root, pool_size=1)
+    config = SandboxConfig(image=args.image, instance=instance, slot_root=root, pool_size=1)
     try:
         figures = measure(client, config, args.runs)
     finally:

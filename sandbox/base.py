@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, BinaryIO, Protocol
+
+if TYPE_CHECKING:
+    from sandbox.boundary.changes import ChangeLimits, ChangeSet
 
 WORKSPACE = "/workspace"
 
@@ -49,13 +51,22 @@ class Sandbox(Protocol):
 
 
 class WorkspaceSandbox(Sandbox, Protocol):
-    """What the worker needs on top of `Sandbox`: the workspace as a directory on the host."""
+    """What the worker needs on top of `Sandbox`: the workspace in and the changes out, as data.
 
-    host_workspace: Path
-    """The host directory mounted at `workspace`: the worker clones the repository here."""
+    No host directory is shared with the sandbox: the workspace arrives as an archive, and the
+    agent's changes leave as a checked `ChangeSet` only after every process in the sandbox has
+    been stopped, so the host never reads a tree that sandboxed code can still change."""
 
-    def adopt_workspace(self) -> None:
-        """Hand the host directory's contents (cloned by root) over to the sandbox's user."""
+    owner: tuple[int, int]
+    """uid and gid the workspace's files must belong to for the sandbox's commands."""
+
+    def put_workspace(self, archive: BinaryIO) -> None:
+        """Unpack a tar archive (see `sandbox.boundary.WorkspaceArchive`) into the workspace."""
+        ...
+
+    def take_changes(self, base: str | None, limits: ChangeLimits) -> ChangeSet:
+        """Stop everything in the sandbox, then return the workspace's changes against commit
+        `base`, checked; the sandbox is closed afterwards. ChangesRefused when none can be had."""
         ...
 
 
@@ -63,5 +74,5 @@ class SandboxProvider(Protocol):
     """Where the worker gets a sandbox for a job: a warm pool, a cold start, or a local shell."""
 
     def acquire(self, job_id: str) -> WorkspaceSandbox:
-        """A started sandbox with an empty host workspace, owned by this job until `close()`."""
+        """A started sandbox with an empty workspace, owned by this job until `close()`."""
         ...

@@ -1,4 +1,4 @@
-"""The sandbox's settings: limits, hardening switches, output caps and where workspaces live."""
+"""The sandbox's settings: limits, hardening switches, output caps and the pool's bookkeeping."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ class SandboxConfig(BaseModel):
     runtime: str | None = None
     """OCI runtime, e.g. `runsc` for gVisor; None means the engine's default (runc)."""
     uid: int = Field(1000, gt=0)
-    """User id commands run as; never 0. Files in the workspace are handed to this user."""
+    """User id commands run as; never 0. Files put into the workspace belong to this user."""
     gid: int = Field(1000, gt=0)
     """Group id commands run as."""
     tmp_size: str = Field("1g", pattern=r"^[0-9]+[bkmg]?$")
@@ -42,17 +42,18 @@ class SandboxConfig(BaseModel):
     """Bytes kept from the end of a command's output; what lies between is cut and counted."""
     instance: str = Field("wrench", pattern=r"^[a-z0-9][a-z0-9_.-]{0,39}$")
     """Label namespace: the pool and the reaper only touch containers carrying this instance."""
-    workspace_root: Path = Field(Path("var/workspaces"), validate_default=True)
-    """Host directory holding one slot directory per sandbox, with its workspace inside."""
+    slot_root: Path = Field(Path("var/sandboxes"), validate_default=True)
+    """Host directory where the pool keeps one small claim directory per sandbox (never mounted
+    into it: the workspace lives in the container's own volume)."""
     pool_size: int = Field(2, ge=0)
     """Started idle containers kept ready per configuration; 0 means every sandbox starts cold."""
     pool_max_idle_s: float = Field(6 * 3600, gt=0)
     """Idle pool containers older than this are reaped, so image updates reach the pool."""
 
-    @field_validator("workspace_root")
+    @field_validator("slot_root")
     @classmethod
     def _absolute(cls, value: Path) -> Path:
-        # Docker bind mounts need absolute paths; resolve once, here, not at every use.
+        # Processes with other working directories must find the same slots.
         return value.expanduser().resolve()
 
     @classmethod
@@ -66,6 +67,6 @@ class SandboxConfig(BaseModel):
             network=settings.SANDBOX_NETWORK,
             runtime=settings.SANDBOX_RUNTIME or None,
             instance=settings.SANDBOX_INSTANCE,
-            workspace_root=settings.WORKSPACE_ROOT,
+            slot_root=settings.DATA_DIR / "sandboxes",
             pool_size=settings.SANDBOX_POOL_SIZE,
         )

@@ -6,7 +6,6 @@ import hashlib
 import json
 import re
 import time
-from pathlib import Path
 from typing import Any
 
 import docker
@@ -36,8 +35,11 @@ def environment(config: SandboxConfig) -> dict[str, str]:
     return {**SHELL_ENV, "PATH": PATH, "HOME": HOME, "USER": "sandbox"}
 
 
-def options(config: SandboxConfig, workspace: Path) -> dict[str, Any]:
-    """Keyword arguments for `containers.run`, minus name and labels: the hardening lives here."""
+def options(config: SandboxConfig) -> dict[str, Any]:
+    """Keyword arguments for `containers.create`, minus name and labels: the hardening lives here.
+
+    The workspace is an anonymous volume that the engine creates with the container and removes
+    with it: no host directory is mounted, so the engine may as well run on another machine."""
     memory = config.memory
     tmpfs = f"size={config.tmp_size},mode=1777,exec,nosuid,nodev"
     home = f"size={config.tmp_size},mode=0755,uid={config.uid},gid={config.gid},exec,nosuid,nodev"
@@ -54,8 +56,8 @@ def options(config: SandboxConfig, workspace: Path) -> dict[str, Any]:
         "security_opt": ["no-new-privileges"],
         "read_only": True,
         "tmpfs": {"/tmp": tmpfs, HOME: home},
-        # The only host path inside: the workspace. Never the Docker socket, nothing else.
-        "volumes": {str(workspace): {"bind": WORKSPACE, "mode": "rw"}},
+        # No host path inside, ever (nor the Docker socket): files travel through the API.
+        "mounts": [docker.types.Mount(target=WORKSPACE, source=None, type="volume")],
         "mem_limit": memory,
         "memswap_limit": memory,  # equal to the memory limit: no swap to escape into
         "nano_cpus": int(config.cpus * 1e9),
@@ -72,7 +74,7 @@ def options(config: SandboxConfig, workspace: Path) -> dict[str, Any]:
 
 def pool_key(config: SandboxConfig) -> str:
     """Hash of everything that shapes a container: idle ones only serve the same configuration."""
-    shape = options(config, Path("/slot"))
+    shape = options(config)
     shape["ulimits"] = [dict(u) for u in shape["ulimits"]]
     return hashlib.sha256(json.dumps(shape, sort_keys=True).encode()).hexdigest()[:12]
 
@@ -95,7 +97,7 @@ def start(
         POOL: key,
     }
     name = container_name(config, slot, job_id)
-    created = client.containers.create(name=name, labels=labels, **options(config, slot.workspace))
+    created = client.containers.create(name=name, labels=labels, **options(config))
     try:
         created.start()
     except Exception:

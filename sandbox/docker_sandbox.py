@@ -1,19 +1,22 @@
-"""DockerSandbox: the persistent shell in a hardened container, over a host workspace directory."""
+"""DockerSandbox: the persistent shell in a hardened container; files go in and out as data."""
 
 from __future__ import annotations
 
 import errno
 import logging
-import os
+import tempfile
 import time
+from typing import BinaryIO
 
 import docker
-from docker.errors import APIError
+from docker.errors import APIError, NotFound
 
 from sandbox import container
 from sandbox.base import WORKSPACE, ExecResult
+from sandbox.boundary import OUT_DIR, ChangeLimits, ChangeSet, ChangesRefused, collect_command
+from sandbox.boundary.changes import MIB, read_changes
+from sandbox.boundary.collect import COLLECT_TIMEOUT_S, FAILURES
 from sandbox.config import SandboxConfig
-from sandbox.files import READ_LIMIT, UnsafePath, read_beneath, workspace_parts, write_beneath
 from sandbox.process_tree import kill_command
 from sandbox.shell import PersistentShell, ShellFiles
 from sandbox.slots import Slot
@@ -22,20 +25,23 @@ from sandbox.stream import DockerExec
 log = logging.getLogger(__name__)
 
 _SHELL = ["bash", "--noprofile", "--norc"]
-# In-container file access, for paths the host must not serve itself. Arguments, never a
-# formatted command: the path is $1. `timeout` because the path may be a FIFO nobody feeds.
+READ_LIMIT = 64 * MIB
+"""Largest file `read_file` returns: a sandbox must not make the worker load gigabytes."""
+# File access inside the container. Arguments, never a formatted command: the path is $1.
+# `timeout` because the path may be a FIFO nobody feeds.
 _CAT = ["timeout", "60", "head", "-c", str(READ_LIMIT + 1), "--"]
 _WRITE = ["timeout", "60", "sh", "-c", 'mkdir -p -- "${1%/*}/" && cat > "$1"', "wrench-write"]
 _KILL_ATTEMPTS = 5
+_ERRORS = {"No such file": FileNotFoundError, "Is a directory": IsADirectoryError}
+"""What the in-container tools' messages mean, as the errors a host file access would raise."""
 
 
 class DockerSandbox:
     """A sandbox in its own container, which is removed with its workspace on `close()`.
 
-    Get one from `WarmPool.acquire(job_id)` (or `DockerSandbox.create` for a cold start),
-    clone the repository into `host_workspace` on the host, call `adopt_workspace()`, then
-    hand it to the agent. Host-side git on that directory needs `-c safe.directory=*`
-    because its files belong to the sandbox user, not to the worker.
+    Get one from `WarmPool.acquire(job_id)` (or `DockerSandbox.create` for a cold start), put
+    the workspace in with `put_workspace`, hand it to the agent, and take the changes out with
+    `take_changes`, which stops every process in the container before anything is read.
     """
 
     workspace = WORKSPACE
@@ -48,7 +54,7 @@ class DockerSandbox:
         self._config = config
         self.container_id = container_id
         self.slot = slot
-        self.host_workspace = slot.workspace
+        self.owner = (config.uid, config.gid)
         self._closed = False
         files = ShellFiles("/tmp")
         head, tail = config.output_head_bytes, config.output_tail_bytes
@@ -64,7 +70,7 @@ class DockerSandbox:
         cls, client: docker.DockerClient, config: SandboxConfig, job_id: str
     ) -> DockerSandbox:
         """A cold start: a new slot and container for `job_id`."""
-        slot = Slot.create(config.workspace_root, config.instance, config.uid, config.gid)
+        slot = Slot.create(config.slot_root, config.instance)
         slot.claim(job_id)
         try:
             started = container.start(client, config, slot, job_id, key="")
@@ -79,43 +85,82 @@ class DockerSandbox:
         return self._shell.run(command, limit)
 
     def read_file(self, path: str) -> bytes:
-        """A file's bytes: workspace files straight from the host, others through the container."""
-        parts = workspace_parts(path, WORKSPACE)
-        if parts is not None:
-            try:
-                return read_beneath(self.host_workspace, parts)
-            except UnsafePath:
-                pass
+        """A file's bytes, read inside the container, where any link resolves inside too."""
         data = self._exec_bytes([*_CAT, self._absolute(path)], stdin=None)
         if len(data) > READ_LIMIT:
             raise OSError(errno.EFBIG, f"larger than {READ_LIMIT} bytes", path)
         return data
 
     def write_file(self, path: str, data: bytes) -> None:
-        """Create or replace a file as the sandbox user; links are followed only inside."""
-        parts = workspace_parts(path, WORKSPACE)
-        if parts is not None:
-            try:
-                return write_beneath(self.host_workspace, parts, data, self._owner)
-            except UnsafePath:
-                pass
+        """Create or replace a file as the sandbox user, inside the container."""
         self._exec_bytes([*_WRITE, self._absolute(path)], stdin=data)
 
-    def adopt_workspace(self) -> None:
-        """Give the host workspace (cloned by root) to the sandbox user, links untouched.
+    def put_workspace(self, archive: BinaryIO) -> None:
+        """Unpack a tar archive into the workspace through the engine's API."""
+        if not self._client.api.put_archive(self.container_id, WORKSPACE, archive):
+            raise OSError(f"the engine did not unpack the workspace into {self.container_id[:12]}")
 
-        Walks with directory descriptors and changes links themselves, never their targets,
-        so a link in the repository cannot make the worker chown a host file.
-        """
-        if os.geteuid() != 0:
-            return  # files already belong to the worker's user, which should be config.uid
-        os.chown(self.host_workspace, *self._owner, follow_symlinks=False)
-        for _, directories, files, fd in os.fwalk(self.host_workspace, follow_symlinks=False):
-            for name in directories + files:
-                os.chown(name, *self._owner, dir_fd=fd, follow_symlinks=False)
+    def take_changes(self, base: str | None, limits: ChangeLimits) -> ChangeSet:
+        """Collect the changes in the sandbox, stop every process in it, fetch the result as an
+        archive, remove the container, and only then read what came out."""
+        status = self._collect(base)
+        self._stop()
+        try:
+            archive = self._fetch(limits)
+        finally:
+            self.close()
+        with archive:
+            if status != 0:
+                raise ChangesRefused(FAILURES.get(status, f"collecting failed ({status})"))
+            return read_changes(archive, limits)
+
+    def _collect(self, base: str | None) -> int | None:
+        """Run the collect script as a fresh process; its exit status (None: it ran too long)."""
+        api = self._client.api
+        exec_id = api.exec_create(self.container_id, collect_command(base))["Id"]
+        api.exec_start(exec_id, detach=True)
+        deadline = time.monotonic() + COLLECT_TIMEOUT_S + 10
+        while time.monotonic() < deadline:
+            info = api.exec_inspect(exec_id)
+            if not info["Running"]:
+                return info["ExitCode"]
+            time.sleep(0.02)
+        return None
+
+    def _stop(self) -> None:
+        """Kill every process in the container (init first, so the whole pid namespace goes)."""
+        api = self._client.api
+        try:
+            api.kill(self.container_id)
+        except APIError as error:
+            if error.status_code != 409:  # 409: it is not running any more
+                raise
+        api.wait(self.container_id, timeout=60)
+
+    def _fetch(self, limits: ChangeLimits) -> BinaryIO:
+        """The collect script's output directory as the engine archives it, spooled to an
+        anonymous file, never more than the limits allow (plus room for the path lists)."""
+        cap = limits.max_bytes + limits.max_paths * 3 * 4096 + 16 * MIB
+        spool = tempfile.TemporaryFile()
+        try:
+            stream, _ = self._client.api.get_archive(self.container_id, f"{WORKSPACE}/{OUT_DIR}")
+            size = 0
+            for chunk in stream:
+                size += len(chunk)
+                if size > cap:
+                    raise ChangesRefused(f"the changes are larger than {cap // MIB} MiB")
+                spool.write(chunk)
+        except NotFound:
+            spool.close()
+            raise ChangesRefused("the sandbox produced no changes archive") from None
+        except BaseException:
+            spool.close()
+            raise
+        spool.seek(0)
+        return spool
 
     def close(self) -> None:
-        """Remove the container and its slot (workspace included); safe to call twice."""
+        """Remove the container with its workspace volume, and its slot; safe to call twice."""
         if self._closed:
             return
         self._closed = True
@@ -147,10 +192,6 @@ class DockerSandbox:
         log.warning("restarting container %s to stop its processes", self.container_id[:12])
         api.restart(self.container_id, timeout=0)
 
-    @property
-    def _owner(self) -> tuple[int, int]:
-        return self._config.uid, self._config.gid
-
     def _absolute(self, path: str) -> str:
         return path if path.startswith("/") else f"{WORKSPACE}/{path}"
 
@@ -167,6 +208,6 @@ class DockerSandbox:
             process.close()
         if status != 0:
             message = process.stderr.decode(errors="replace").strip()
-            error = FileNotFoundError if "No such file" in message else OSError
+            error = next((e for key, e in _ERRORS.items() if key in message), OSError)
             raise error(f"{command[-1]}: {message or f'exit status {status}'}")
         return output

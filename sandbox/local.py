@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import io
 import logging
 import os
 import select
 import shutil
 import signal
 import subprocess
+import tarfile
 import tempfile
 from pathlib import Path
+from typing import BinaryIO
 
 from sandbox.base import ExecResult
+from sandbox.boundary import OUT_DIR, ChangeLimits, ChangeSet, ChangesRefused, collect_command
+from sandbox.boundary.changes import read_changes
+from sandbox.boundary.collect import COLLECT_TIMEOUT_S, FAILURES
 from sandbox.config import SandboxConfig
 from sandbox.process_tree import kill_command
 from sandbox.shell import SHELL_ENV, PersistentShell, ShellExited, ShellFiles
@@ -80,6 +86,7 @@ class LocalSandbox:
         self.host_workspace = Path(workspace or tempfile.mkdtemp(prefix="wrench-local-")).resolve()
         self.host_workspace.mkdir(parents=True, exist_ok=True)
         self.workspace = str(self.host_workspace)
+        self.owner = (os.getuid(), os.getgid())
         self._private = Path(tempfile.mkdtemp(prefix="wrench-local-state-"))
         (self._private / "home").mkdir()
         # Every shell leads its own process group, which its background jobs keep even after
@@ -106,10 +113,34 @@ class LocalSandbox:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
 
-    def adopt_workspace(self) -> None:
-        """Nothing to do: the files already belong to the user the commands run as."""
+    def put_workspace(self, archive: BinaryIO) -> None:
+        """Unpack a tar archive of the host's own making into the workspace directory."""
+        with tarfile.open(fileobj=archive, mode="r:") as tar:
+            tar.extractall(self.host_workspace, filter="tar")
+
+    def take_changes(self, base: str | None, limits: ChangeLimits) -> ChangeSet:
+        """The same collection as in Docker, run here after every shell is killed."""
+        self._kill_groups()
+        command = collect_command(base, self.workspace)
+        try:
+            status = subprocess.run(command, timeout=COLLECT_TIMEOUT_S + 10, check=False)
+        except subprocess.TimeoutExpired:
+            raise ChangesRefused(FAILURES[124]) from None
+        if status.returncode != 0:
+            raise ChangesRefused(FAILURES.get(status.returncode, "collecting failed"))
+        packed = io.BytesIO()
+        with tarfile.open(fileobj=packed, mode="w") as tar:
+            tar.add(self.host_workspace / OUT_DIR, arcname="wrench-out")
+        packed.seek(0)
+        return read_changes(packed, limits)
 
     def close(self) -> None:
+        self._kill_groups()
+        shutil.rmtree(self._private, ignore_errors=True)
+        if self._owns_workspace:
+            shutil.rmtree(self.host_workspace, ignore_errors=True)
+
+    def _kill_groups(self) -> None:
         self._shell.close()
         for group in self._groups:
             try:
@@ -117,9 +148,6 @@ class LocalSandbox:
             except ProcessLookupError:
                 pass
         self._groups.clear()
-        shutil.rmtree(self._private, ignore_errors=True)
-        if self._owns_workspace:
-            shutil.rmtree(self.host_workspace, ignore_errors=True)
 
     def open_shell(self) -> LocalTransport:
         env = {**SHELL_ENV, "PATH": os.environ.get("PATH", os.defpath)}

@@ -67,7 +67,7 @@ class WarmPool:
 
     def idle(self) -> list[Slot]:
         """Slots whose started container waits for a job, oldest first, of this configuration."""
-        root, instance = self._config.workspace_root, self._config.instance
+        root, instance = self._config.slot_root, self._config.instance
         return [
             slot
             for slot in slots(root, instance)
@@ -99,7 +99,7 @@ class WarmPool:
 
     def _start_idle(self) -> None:
         config = self._config
-        slot = Slot.create(config.workspace_root, config.instance, config.uid, config.gid)
+        slot = Slot.create(config.slot_root, config.instance)
         try:
             started = container.start(self._client, config, slot, job_id="", key=self.key)
         except BaseException:
@@ -116,7 +116,7 @@ class WarmPool:
     @contextmanager
     def _refill_lock(self) -> Iterator[None]:
         """One refill at a time per instance across processes, so the pool does not overshoot."""
-        directory = self._config.workspace_root / self._config.instance
+        directory = self._config.slot_root / self._config.instance
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         with open(directory.parent / f".{self._config.instance}.refill.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)

@@ -48,13 +48,13 @@ def reap(
     ]
     removed = []
     for candidate in found:
-        slot = Slot(config.workspace_root / config.instance / candidate.labels[container.SLOT])
+        slot = Slot(config.slot_root / config.instance / candidate.labels[container.SLOT])
         if _is_dead(candidate, slot, job_alive, config, now):
             container.remove(client, candidate.id)
             slot.remove()
             removed.append(candidate.id)
     in_use = {c.labels[container.SLOT] for c in found if c.id not in removed}
-    for slot in slots(config.workspace_root, config.instance):
+    for slot in slots(config.slot_root, config.instance):
         if slot.name not in in_use and slot.age_s(now) > STARTING_GRACE_S:
             slot.remove()
     if removed:

@@ -1,7 +1,6 @@
-"""Slot directories: one per container, holding its workspace and who owns it, shared by processes.
+"""Slot directories: one per container, saying who owns it, shared by the worker's processes.
 
-Layout: `<workspace_root>/<instance>/<slot>/` with
-- `workspace/`: bind-mounted at /workspace in the slot's container;
+Layout: `<slot_root>/<instance>/<slot>/` with
 - `ready`: written once the pooled container has started (`{"container": id, "key": pool key}`);
 - `owner`: the job id (or "reaper"), created with O_EXCL: whoever creates it owns the slot.
 rq runs each job in a forked process, so these files, not Python objects, say which container
@@ -37,23 +36,17 @@ class Slot:
     path: Path
 
     @classmethod
-    def create(cls, root: Path, instance: str, uid: int, gid: int) -> Slot:
-        """A new slot with an empty workspace the sandbox user can write."""
+    def create(cls, root: Path, instance: str) -> Slot:
+        """A new, unclaimed slot."""
         parent = root / instance
         parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         slot = cls(parent / secrets.token_hex(6))
         slot.path.mkdir(mode=0o700)
-        slot.workspace.mkdir(mode=0o755)
-        give(slot.workspace, uid, gid)
         return slot
 
     @property
     def name(self) -> str:
         return self.path.name
-
-    @property
-    def workspace(self) -> Path:
-        return self.path / "workspace"
 
     def claim(self, owner: str) -> bool:
         """Take the slot for `owner`; False when someone else already has it."""
@@ -93,7 +86,7 @@ class Slot:
             return 0.0
 
     def remove(self) -> None:
-        """Delete the slot and its workspace; fine if already gone."""
+        """Delete the slot; fine if already gone."""
         shutil.rmtree(self.path, ignore_errors=True)
 
 
@@ -104,9 +97,3 @@ def slots(root: Path, instance: str) -> list[Slot]:
     except FileNotFoundError:
         return []
     return sorted(entries, key=lambda slot: -slot.age_s())
-
-
-def give(path: Path, uid: int, gid: int) -> None:
-    """Make `path` (not what it points to) belong to uid:gid, when this process may."""
-    if os.geteuid() == 0:
-        os.chown(path, uid, gid, follow_symlinks=False)

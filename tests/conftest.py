@@ -137,7 +137,7 @@ def sandbox_config(
         output_head_bytes=HEAD,
         output_tail_bytes=TAIL,
         instance=f"test-{secrets.token_hex(4)}",
-        workspace_root=tmp_path_factory.mktemp("workspaces"),
+        slot_root=tmp_path_factory.mktemp("workspaces"),
         pool_size=2,
     )
     yield config

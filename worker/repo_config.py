@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from sandbox.files import UnsafePath, read_beneath
 from wrench.schedules import Schedule
 
 CONFIG_PATH = ".github/wrench.yml"
@@ -58,17 +55,11 @@ class RepoConfig(BaseModel):
         return schedules
 
 
-def load_repo_config(workspace: Path) -> RepoConfig:
-    """The repository's configuration, or the defaults when it has none.
-
-    The work tree is untrusted (a fork's pull request, or whatever the agent left): the file
-    is read without following links, so it cannot point at a file of the host."""
-    try:
-        data = read_beneath(workspace, CONFIG_PATH.split("/"))
-    except FileNotFoundError:
+def parse_config_file(data: bytes | None) -> RepoConfig:
+    """The configuration in the bytes of `.github/wrench.yml` (None: the repository has none,
+    so the defaults); RepoConfigError when it is too large or invalid."""
+    if data is None:
         return RepoConfig()
-    except (UnsafePath, OSError) as exc:
-        raise RepoConfigError(f"{CONFIG_PATH} cannot be read: {exc.__class__.__name__}") from None
     if len(data) > MAX_CONFIG_BYTES:
         raise RepoConfigError(f"{CONFIG_PATH} is larger than {MAX_CONFIG_BYTES} bytes")
     return parse_repo_config(data.decode(errors="replace"))

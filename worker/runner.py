@@ -18,6 +18,7 @@ from redis import Redis
 from rq.job import Job
 from rq.timeouts import JobTimeoutException
 
+from sandbox.boundary import ChangesRefused
 from worker import failures, serial
 from worker.context import gather, task_only
 from worker.git import GitError, Identity, auth_header
@@ -48,7 +49,10 @@ STARTED = "is on it."
 KNOWN_FAILURES = {
     SetupFailed: "stopped: {error}",
     RepoConfigError: "stopped: {error}. Fix the file and ask again.",
-    PublishRefused: "did not publish anything: {error} (it looks like a secret).",
+    PublishRefused: "did not publish anything, because of a secret: {error}. The value is not "
+    "shown anywhere; remove it from the change and ask again.",
+    ChangesRefused: "stopped: the agent's changes could not be taken out of the sandbox: "
+    "{error}. Nothing was published.",
     GitError: "stopped: {error}",
     JobTimeoutException: "stopped: it ran out of time (the limit is JOB_TIMEOUT_S). Nothing was "
     "published.",

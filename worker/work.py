@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sandbox.base import SandboxProvider, WorkspaceSandbox
+from sandbox.boundary import ChangeLimits, ChangeSet
 from worker.agent import (
     LLM,
     Agent,
@@ -26,7 +27,7 @@ from worker.git import Checkout, Identity
 from worker.github import GitHubRepo
 from worker.plan import Plan
 from worker.publish import Outcome, Target, Work, publish
-from worker.repo_config import RepoConfig, load_repo_config
+from worker.repo_config import CONFIG_PATH, RepoConfig, parse_config_file
 from worker.reporting import Reporter
 from worker.stopwatch import Stopwatch
 from wrench.secrets import Redactor
@@ -57,7 +58,7 @@ class JobTools:
     refill: Callable[[], threading.Thread]
     """Starts topping the warm pool up again in the background, while the job works."""
     workdir: Path
-    """A private host directory for this job's git directory; removed at the end."""
+    """A private host directory for this job's clone; removed at the end."""
     trajectory: Path
     publish_event: Callable[[dict], None]
     """Sends one redacted event record to the job page's live feed."""
@@ -86,7 +87,10 @@ class Result:
 
 
 def do_work(tools: JobTools, job: Assignment, reporter: Reporter, redactor: Redactor) -> Result:
-    """Run the agent on the task in a fresh sandbox and publish; always cleans up."""
+    """Run the agent on the task in a fresh sandbox and publish; always cleans up.
+
+    The clone stays on the host, where no sandbox can reach it: the sandbox gets an archive of
+    it, and what comes back is data, taken only once every process in the sandbox is stopped."""
     tools.workdir.mkdir(parents=True, exist_ok=True)
     lap = job.watch.lap
     with lap("acquire"):
@@ -95,25 +99,18 @@ def do_work(tools: JobTools, job: Assignment, reporter: Reporter, redactor: Reda
     try:
         reporter.stage(CLONING.format(repository=job.github.full_name))
         with lap("clone"):
-            checkout = _clone(job, tools.workdir / "git", sandbox)
-            config = load_repo_config(sandbox.host_workspace)
+            checkout = _clone(job, tools.workdir / "git")
+            config = parse_config_file(checkout.file(CONFIG_PATH))
+        with lap("copy_in"), checkout.archive(sandbox.owner) as archive:
+            sandbox.put_workspace(archive)
         with lap("setup"):
             _setup(sandbox, config, reporter, redactor)
         with lap("agent"):
             run = _agent(tools, sandbox, job, config, reporter, redactor)
-        plan, task = job.plan, job.task
-        target = Target(
-            task.number,
-            task.title,
-            plan.is_pull_request,
-            plan.branch,
-            plan.base,
-            plan.push_allowed,
-            config.draft,
-        )
-        work = Work(run.finished, run.message if run.finished else run.detail, summary(run))
+        with lap("collect"):
+            changes = sandbox.take_changes(checkout.base, ChangeLimits())
         with lap("publish"):
-            outcome = publish(checkout, job.github, target, work, job.identity, redactor)
+            outcome = _publish(job, checkout, config, run, changes, redactor)
         return Result(outcome, run)
     finally:
         sandbox.close()
@@ -121,16 +118,34 @@ def do_work(tools: JobTools, job: Assignment, reporter: Reporter, redactor: Reda
         refill.join(timeout=30)
 
 
-def _clone(job: Assignment, git_dir: Path, sandbox: WorkspaceSandbox) -> Checkout:
+def _clone(job: Assignment, git_dir: Path) -> Checkout:
     url = job.github.repository()["clone_url"]
-    checkout = Checkout.clone(
-        url, job.plan.clone_branch, git_dir, sandbox.host_workspace, job.token
-    )
+    checkout = Checkout.clone(url, job.plan.clone_branch, git_dir, job.token)
     if job.plan.fetch_ref:
         checkout.check_out(job.plan.fetch_ref)
-    checkout.give_work_tree_a_copy()
-    sandbox.adopt_workspace()
     return checkout
+
+
+def _publish(  # noqa: PLR0913
+    job: Assignment,
+    checkout: Checkout,
+    config: RepoConfig,
+    run: RunResult,
+    changes: ChangeSet,
+    redactor: Redactor,
+) -> Outcome:
+    plan, task = job.plan, job.task
+    target = Target(
+        task.number,
+        task.title,
+        plan.is_pull_request,
+        plan.branch,
+        plan.base,
+        plan.push_allowed,
+        config.draft,
+    )
+    work = Work(run.finished, run.message if run.finished else run.detail, summary(run))
+    return publish(checkout, job.github, target, work, changes, job.identity, redactor)
 
 
 def _setup(

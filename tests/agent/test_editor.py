@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
+import shlex
+from dataclasses import dataclass
 
 import pytest
 
@@ -23,11 +24,31 @@ def editor(sandbox) -> FileEditor:
     return FileEditor(sandbox, max_view_chars=2000)
 
 
+@dataclass(frozen=True)
+class Seen:
+    """A path in the workspace, read back through the sandbox itself (no host directory)."""
+
+    sandbox: object
+    path: str = ""
+
+    def __truediv__(self, name: str) -> Seen:
+        return Seen(self.sandbox, f"{self.path}/{name}".lstrip("/"))
+
+    def read_bytes(self) -> bytes:
+        return self.sandbox.read_file(self.path)
+
+    def read_text(self) -> str:
+        return self.read_bytes().decode()
+
+    def exists(self) -> bool:
+        return self.sandbox.run(f"test -e {shlex.quote(self.path)}").exit_code == 0
+
+
 @pytest.fixture
-def workspace(sandbox) -> Path:
-    """The workspace as the host sees it; the sandbox sees it at `sandbox.workspace`."""
+def workspace(sandbox) -> Seen:
+    """The workspace's files, with calc.py in it."""
     sandbox.write_file("calc.py", SOURCE.encode())
-    return Path(sandbox.host_workspace)
+    return Seen(sandbox)
 
 
 def test_view_numbers_the_lines_of_a_file(editor, workspace):

@@ -157,7 +157,6 @@ def settings_env(
         "SANDBOX_MEMORY": "512m",
         "SANDBOX_CPUS": "1",
         "SANDBOX_POOL_SIZE": "1",
-        "WORKSPACE_ROOT": str(stack_dir / "ws"),
         "DATA_DIR": str(stack_dir / "data"),
         "JOB_TIMEOUT_S": "120",
         "MAX_STEPS": "8",

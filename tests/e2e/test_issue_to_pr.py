@@ -26,7 +26,8 @@ def test_a_labelled_issue_becomes_a_draft_pull_request(stack):
     [job_id] = stack.deliver("issues", issue_labeled())["jobs"]
     job = stack.wait(job_id)
     assert job.get_status().value == "finished", stack.log("worker")
-    stages = {"queue_wait", "token", "acquire", "clone", "setup", "agent", "publish", "total"}
+    stages = {"queue_wait", "token", "acquire", "clone", "copy_in", "setup", "agent", "collect"}
+    stages |= {"publish", "total"}
     assert set(job.meta["timings"]) == stages
 
     github = stack.github

@@ -27,7 +27,7 @@ def fresh_config(
 ) -> Iterator[SandboxConfig]:
     """A label namespace and workspace root for one test, purged afterwards."""
     config = sandbox_config.model_copy(
-        update={"instance": f"test-{secrets.token_hex(4)}", "workspace_root": tmp_path / "ws"}
+        update={"instance": f"test-{secrets.token_hex(4)}", "slot_root": tmp_path / "ws"}
     )
     yield config
     purge(docker_client, config.instance)

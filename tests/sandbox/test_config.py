@@ -16,7 +16,7 @@ def test_defaults_are_the_safe_ones() -> None:
     assert config.network is False
     assert config.runtime is None
     assert config.uid != 0 and config.gid != 0
-    assert config.workspace_root.is_absolute()
+    assert config.slot_root.is_absolute()
 
 
 def test_every_field_is_documented() -> None:
@@ -35,13 +35,13 @@ def test_built_from_the_operators_settings(tmp_path: Path) -> None:
         SANDBOX_CPUS=0.5,
         SANDBOX_PIDS=64,
         SANDBOX_INSTANCE="staging",
-        WORKSPACE_ROOT=tmp_path / "ws",
+        DATA_DIR=tmp_path / "data",
     )
     config = SandboxConfig.from_settings(settings)
     assert (config.image, config.pool_size, config.network) == ("img:1", 0, True)
     assert (config.memory, config.cpus, config.pids_limit) == ("512m", 0.5, 64)
     assert config.runtime is None  # an empty SANDBOX_RUNTIME= means the engine's default
-    assert (config.instance, config.workspace_root) == ("staging", tmp_path / "ws")
+    assert (config.instance, config.slot_root) == ("staging", tmp_path / "data" / "sandboxes")
     assert SandboxConfig.from_settings(Settings(_env_file=None, SANDBOX_RUNTIME="runsc")).runtime
 
 

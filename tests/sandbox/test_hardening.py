@@ -12,6 +12,7 @@ from pathlib import Path
 import docker
 import pytest
 
+from sandbox.boundary import WorkspaceArchive
 from sandbox.config import SandboxConfig
 from sandbox.container import environment
 from sandbox.docker_sandbox import DockerSandbox
@@ -54,9 +55,10 @@ def test_filesystem_and_network_configuration(attrs: dict, box: DockerSandbox) -
     assert host["ReadonlyRootfs"] is True
     assert host["NetworkMode"] == "none"
     assert set(host["Tmpfs"]) == {"/tmp", "/home/sandbox"}
-    mounts = [(m["Type"], m["Source"], m["Destination"], m["RW"]) for m in attrs["Mounts"]]
-    assert mounts == [("bind", str(box.host_workspace), "/workspace", True)]
-    assert "docker.sock" not in str(attrs)
+    # The workspace is the container's own volume: no host directory is mounted, at all.
+    mounts = [(m["Type"], m["Destination"], m["RW"]) for m in attrs["Mounts"]]
+    assert mounts == [("volume", "/workspace", True)]
+    assert not host["Binds"] and "docker.sock" not in str(attrs)
 
 
 def test_environment_is_the_fixed_minimal_one(attrs: dict, sandbox_config: SandboxConfig) -> None:
@@ -147,34 +149,40 @@ def test_workspace_access_from_the_host_never_follows_links(
 
 def test_files_written_from_the_host_belong_to_the_sandbox_user(box: DockerSandbox) -> None:
     box.write_file("made/by/host.txt", b"data")
-    for path in ("made", "made/by", "made/by/host.txt"):
-        stat = (box.host_workspace / path).stat()
-        assert (stat.st_uid, stat.st_gid) == (1000, 1000), path
+    owners = box.run("stat -c '%u:%g %n' made made/by made/by/host.txt").output
+    assert owners == "1000:1000 made\n1000:1000 made/by\n1000:1000 made/by/host.txt\n"
     assert (
         box.run("echo more >> made/by/host.txt && cat made/by/host.txt").output == "data" + "more\n"
     )
     box.run("rm -rf made")
 
 
-def test_adopting_a_clone_chowns_the_tree_but_no_link_target(
+def test_the_workspace_archive_belongs_to_the_sandbox_user_and_links_stay_links(
     box: DockerSandbox, tmp_path: Path
 ) -> None:
-    target = tmp_path / "root-owned"
-    target.write_text("x")
-    (box.host_workspace / "cloned").mkdir()
-    (box.host_workspace / "cloned" / "file").write_text("y")
-    (box.host_workspace / "cloned" / "link").symlink_to(target)
-    box.adopt_workspace()
-    assert (box.host_workspace / "cloned" / "file").stat().st_uid == 1000
-    assert (box.host_workspace / "cloned" / "link").lstat().st_uid == 1000
-    assert target.stat().st_uid == os.geteuid()
-    assert box.run("echo z > cloned/file && echo ok").output == "ok\n"
+    target = tmp_path / "host-file"
+    target.write_text("host content")
+    archive = WorkspaceArchive(box.owner)
+    archive.data("cloned/deep/file", b"y")
+    archive.link("cloned/link", str(target))
+    with archive.finish() as packed:
+        box.put_workspace(packed)
+    listing = box.run("stat -c '%u:%g %F %n' cloned cloned/deep cloned/deep/file cloned/link")
+    assert listing.output.splitlines() == [
+        "1000:1000 directory cloned",
+        "1000:1000 directory cloned/deep",
+        "1000:1000 regular file cloned/deep/file",
+        "1000:1000 symbolic link cloned/link",
+    ]
+    assert box.run("cat cloned/link").exit_code != 0  # it resolves in the container: nothing
+    assert target.read_text() == "host content"
+    assert box.run("echo z > cloned/deep/file && echo ok").output == "ok\n"
     box.run("rm -rf cloned")
 
 
 def test_huge_files_are_refused_rather_than_loaded_into_the_worker(box: DockerSandbox) -> None:
     assert box.run("truncate -s 65M big && ln -sf big big-link").exit_code == 0
-    for path in ("big", "big-link"):  # from the host, and through the container
+    for path in ("big", "big-link"):
         with pytest.raises(OSError) as refused:
             box.read_file(path)
         assert refused.value.errno == errno.EFBIG, path

@@ -57,7 +57,6 @@ def test_a_given_workspace_is_used_and_kept(tmp_path: Path) -> None:
     sandbox = LocalSandbox(workspace=tmp_path)
     sandbox.write_file("a.txt", b"x")
     assert sandbox.run("pwd; cat a.txt").output == f"{tmp_path}\nx"
-    sandbox.adopt_workspace()
     sandbox.close()
     assert (tmp_path / "a.txt").read_bytes() == b"x"
 

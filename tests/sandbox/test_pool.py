@@ -47,7 +47,7 @@ def test_acquire_takes_an_idle_container_quickly_and_refill_replaces_it(
         assert first.output == "ready\n"
         assert elapsed < 1.0  # the benchmark holds the real target (p99 < 300 ms)
         assert sandbox.container_id in idle
-        assert list(sandbox.host_workspace.iterdir()) == []
+        assert sandbox.run("ls -A /workspace").output == ""
         name = docker_client.api.inspect_container(sandbox.container_id)["Name"]
         assert name.endswith("-job-job-42")
         assert len(ids(pool)) == 1

@@ -68,13 +68,13 @@ def test_idle_containers_are_reaped_only_when_stale(
     assert reap(docker_client, fresh_config, job_alive=lambda job: False) == []
     later = time.time() + fresh_config.pool_max_idle_s + 1
     assert set(reap(docker_client, fresh_config, lambda job: False, now=later)) == idle
-    assert slots(fresh_config.workspace_root, fresh_config.instance) == []
+    assert slots(fresh_config.slot_root, fresh_config.instance) == []
 
 
 def test_orphaned_slot_directories_are_removed_after_a_grace(
     fresh_config: SandboxConfig, docker_client: docker.DockerClient
 ) -> None:
-    orphan = Slot.create(fresh_config.workspace_root, fresh_config.instance, 1000, 1000)
+    orphan = Slot.create(fresh_config.slot_root, fresh_config.instance)
     reap(docker_client, fresh_config, lambda job: False)
     assert orphan.path.exists()  # it may be a start in progress
     reap(docker_client, fresh_config, lambda job: False, now=time.time() + STARTING_GRACE_S + 1)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 
+from sandbox.boundary import Change, ChangeSet
 from tests.worker.conftest import REPO
 from worker.git import Checkout, Identity
 from worker.github import GitHubKitRepo, installation_client
@@ -24,7 +27,7 @@ def world(fake_github, tmp_path):
 def clone(world, branch="main", name="c"):
     fake, _, token, tmp = world
     url = f"{fake.url}/git/{REPO}.git"
-    return Checkout.clone(url, branch, tmp / f"{name}-git", tmp / f"{name}-work", token)
+    return Checkout.clone(url, branch, tmp / f"{name}.git", token)
 
 
 def issue_target(**changes):
@@ -40,15 +43,16 @@ def issue_target(**changes):
     return Target(**{**base, **changes})
 
 
-def edit(checkout, text='def greet(name):\n    return "Hello, " + name + "!"\n'):
-    (checkout.work_tree / "hello.py").write_text(text)
+def edit(text='def greet(name):\n    return "Hello, " + name + "!"\n', *refused):
+    """What the agent left, as it comes out of the sandbox: hello.py changed."""
+    return ChangeSet((Change("hello.py", text.encode()),), tuple(refused))
 
 
 def test_changes_on_an_issue_open_a_draft_pull_request(world):
     fake, github, _, _ = world
     checkout = clone(world)
-    edit(checkout)
-    outcome = publish(checkout, github, issue_target(), DONE, BOT, Redactor())
+    changes = edit()
+    outcome = publish(checkout, github, issue_target(), DONE, changes, BOT, Redactor())
 
     [pull] = fake.open_pulls(REPO)
     assert outcome.url == pull["html_url"] and f"#{pull['number']}" in outcome.comment
@@ -60,12 +64,12 @@ def test_changes_on_an_issue_open_a_draft_pull_request(world):
 def test_a_second_run_updates_the_open_pull_request(world):
     fake, github, _, _ = world
     first = clone(world)
-    edit(first)
-    publish(first, github, issue_target(), DONE, BOT, Redactor())
+    first_changes = edit()
+    publish(first, github, issue_target(), DONE, first_changes, BOT, Redactor())
     second = clone(world, "wrench/issue-1", "again")
-    edit(second, "print('more')\n")
+    second_changes = edit("print('more')\n")
     again = Work(finished=True, message="More.", summary="1 step")
-    outcome = publish(second, github, issue_target(), again, BOT, Redactor())
+    outcome = publish(second, github, issue_target(), again, second_changes, BOT, Redactor())
 
     [pull] = fake.open_pulls(REPO)
     assert "updated" in outcome.comment and pull["body"].startswith("Fixes #1\n\nMore.")
@@ -75,7 +79,7 @@ def test_a_second_run_updates_the_open_pull_request(world):
 def test_no_changes_is_an_answer(world):
     fake, github, _, _ = world
     answer = Work(finished=True, message="`greet` is in hello.py.", summary="")
-    outcome = publish(clone(world), github, issue_target(), answer, BOT, Redactor())
+    outcome = publish(clone(world), github, issue_target(), answer, ChangeSet(), BOT, Redactor())
     assert outcome.comment == "`greet` is in hello.py." and outcome.url is None
     assert fake.branch_sha(REPO, "wrench/issue-1") is None and fake.open_pulls(REPO) == []
 
@@ -83,9 +87,9 @@ def test_no_changes_is_an_answer(world):
 def test_incomplete_work_is_pushed_without_a_pull_request(world):
     fake, github, _, _ = world
     checkout = clone(world)
-    edit(checkout)
+    changes = edit()
     stopped = Work(finished=False, message="the step limit (5) was reached", summary="")
-    outcome = publish(checkout, github, issue_target(), stopped, BOT, Redactor())
+    outcome = publish(checkout, github, issue_target(), stopped, changes, BOT, Redactor())
     assert "incomplete" in outcome.comment and "step limit" in outcome.comment
     assert fake.branch_sha(REPO, "wrench/issue-1") and fake.open_pulls(REPO) == []
 
@@ -94,9 +98,9 @@ def test_changes_on_a_pull_request_are_pushed_to_its_branch(world):
     fake, github, _, _ = world
     fake.commit_to_branch(REPO, "feature", {"feature.txt": "f"})
     checkout = clone(world, "feature", "pr")
-    edit(checkout)
+    changes = edit()
     target = issue_target(number=2, is_pull_request=True, branch="feature")
-    outcome = publish(checkout, github, target, DONE, BOT, Redactor())
+    outcome = publish(checkout, github, target, DONE, changes, BOT, Redactor())
     assert outcome.comment.startswith("pushed ")
     assert fake.commits(REPO, "feature")[0]["message"].startswith("Address #2")
     assert fake.open_pulls(REPO) == []
@@ -105,31 +109,62 @@ def test_changes_on_a_pull_request_are_pushed_to_its_branch(world):
 def test_a_fork_gets_the_diff_in_the_comment_and_nothing_is_pushed(world):
     fake, github, _, _ = world
     checkout = clone(world)
-    edit(checkout)
+    changes = edit()
     target = issue_target(is_pull_request=True, push_allowed=False, branch="theirs")
-    outcome = publish(checkout, github, target, DONE, BOT, Redactor())
+    outcome = publish(checkout, github, target, DONE, changes, BOT, Redactor())
     assert (
         "from a fork" in outcome.comment and '+    return "Hello, " + name + "!"' in outcome.comment
     )
     assert fake.branch_sha(REPO, "theirs") is None
 
 
-@pytest.mark.parametrize("leak", ["ghp_" + "x" * 36, "the-llm-key-value-123"])
-def test_a_secret_in_the_changes_is_never_pushed(world, leak):
+LLM_KEY = "the-llm-key-value-123"
+
+
+@pytest.mark.parametrize(
+    "content, kind",
+    [
+        (b"TOKEN = 'ghp_" + b"x" * 36 + b"'\n", "a GitHub token"),
+        (f"key = {LLM_KEY}\n".encode(), "LLM_API_KEY"),
+        # Hidden from any diff text: binary to git, and UTF-16 besides.
+        (f"key = {LLM_KEY}\n".encode("utf-16"), "LLM_API_KEY"),
+        (base64.b64encode(f"export KEY={LLM_KEY} # padding to a long run".encode()), "LLM_API_KEY"),
+    ],
+)
+def test_a_secret_in_the_changes_is_never_pushed(world, content, kind):
     fake, github, _, _ = world
     checkout = clone(world)
-    edit(checkout, f"TOKEN = '{leak}'\n")
-    with pytest.raises(PublishRefused):
-        publish(checkout, github, issue_target(), DONE, BOT, Redactor(["the-llm-key-value-123"]))
+    changes = ChangeSet(
+        (Change(".gitattributes", b"notes.txt -diff working-tree-encoding=UTF-16\n"),)
+        + (Change("notes.txt", content),)
+    )
+    redactor = Redactor({"LLM_API_KEY": LLM_KEY})
+    with pytest.raises(PublishRefused) as refused:
+        publish(checkout, github, issue_target(), DONE, changes, BOT, redactor)
+    assert f"`notes.txt` holds {kind}" in str(refused.value)
+    assert LLM_KEY not in str(refused.value) and "xxxxxxxx" not in str(refused.value)
     assert fake.branch_sha(REPO, "wrench/issue-1") is None and fake.open_pulls(REPO) == []
+
+
+def test_paths_the_boundary_refused_are_listed_in_the_answer(world):
+    fake, github, _, _ = world
+    changes = edit(
+        'def greet(name):\n    return "Hi"\n',
+        ("evil", "a link to an absolute path, outside the repository"),
+        ("x`\n@everyone", "a device file or a pipe, which a repository cannot hold"),
+    )
+    publish(clone(world), github, issue_target(), DONE, changes, BOT, Redactor())
+    [pull] = fake.open_pulls(REPO)
+    assert "- `evil`: a link to an absolute path, outside the repository" in pull["body"]
+    assert "- `x??@everyone`: a device file" in pull["body"]  # no newline to mention with
 
 
 def test_a_task_without_an_issue_opens_a_pull_request_without_fixes(world):
     fake, github, _, _ = world
     checkout = clone(world)
-    edit(checkout)
+    changes = edit()
     target = issue_target(number=None, title="Bump dependencies", branch="wrench/schedule-deps")
-    outcome = publish(checkout, github, target, DONE, BOT, Redactor())
+    outcome = publish(checkout, github, target, DONE, changes, BOT, Redactor())
     [pull] = fake.open_pulls(REPO)
     assert outcome.kind == "pull_request" and pull["title"] == "Bump dependencies"
     assert "Fixes" not in pull["body"] and pull["head"]["ref"] == "wrench/schedule-deps"
@@ -138,7 +173,7 @@ def test_a_task_without_an_issue_opens_a_pull_request_without_fixes(world):
 def test_a_stopped_run_without_changes_says_so(world):
     _, github, _, _ = world
     stopped = Work(finished=False, message="the model failed: HTTP 500", summary="")
-    outcome = publish(clone(world), github, issue_target(), stopped, BOT, Redactor())
+    outcome = publish(clone(world), github, issue_target(), stopped, ChangeSet(), BOT, Redactor())
     assert outcome.kind == "stopped"
     assert (
         outcome.comment
@@ -149,12 +184,12 @@ def test_a_stopped_run_without_changes_says_so(world):
 def test_incomplete_work_never_lands_in_an_open_pull_request(world):
     fake, github, _, _ = world
     first = clone(world)
-    edit(first)
-    publish(first, github, issue_target(), DONE, BOT, Redactor())
+    first_changes = edit()
+    publish(first, github, issue_target(), DONE, first_changes, BOT, Redactor())
     again = clone(world, "wrench/issue-1", "again")
-    edit(again, "half done\n")
+    again_changes = edit("half done\n")
     stopped = Work(finished=False, message="the step limit (5) was reached", summary="")
-    outcome = publish(again, github, issue_target(), stopped, BOT, Redactor())
+    outcome = publish(again, github, issue_target(), stopped, again_changes, BOT, Redactor())
     assert "wrench/issue-1-incomplete" in outcome.comment
     assert fake.read_file(REPO, "wrench/issue-1-incomplete", "hello.py") == "half done\n"
     assert "half done" not in fake.read_file(REPO, "wrench/issue-1", "hello.py")
