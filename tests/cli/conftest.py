@@ -62,6 +62,5 @@ def cli(tmp_path: Path, redis_url: str) -> Cli:
         "WEBHOOK_SECRET": WEBHOOK_SECRET,
         "PUBLIC_URL": "http://wrench.test",
         "DATA_DIR": str(tmp_path / "data"),
-        "WORKSPACE_ROOT": str(tmp_path / "workspaces"),
     }
     return Cli(env, cwd)

@@ -163,7 +163,7 @@ def test_added_deleted_and_executable_files_come_back_and_git_internals_do_not(
             "git init --quiet vendor && echo 'VENDORED = 1' > vendor/lib.py",
             "echo 'touch /tmp/{pwned}' > vendor/.git/hooks/post-checkout",
             "printf '[core]\\n\\tfsmonitor = touch /tmp/{pwned}\\n' >> .git/config",
-            "ln -s /etc/hostname host-link",
+            "ln -s /etc/hostname host-link && ln -s docs/guide.md guide-link",
         ]
     ).format(pwned=pwned)
     script = [tool_call("bash", {"command": commands}), finish("Reorganised.")]
@@ -178,7 +178,9 @@ def test_added_deleted_and_executable_files_come_back_and_git_internals_do_not(
         assert (info.st_uid, info.st_gid) == OWNER
     mode = (checkout / "hello.py").stat().st_mode
     assert mode & stat.S_IXUSR and (checkout / "hello.py").stat().st_uid == OWNER[0]
-    assert os.readlink(checkout / "host-link") == "/etc/hostname"
+    assert os.readlink(checkout / "guide-link") == "docs/guide.md"
+    assert not (checkout / "host-link").is_symlink()  # it would point out of the checkout
+    assert "not applied: host-link: a link to an absolute path" in result.stdout
     assert not (checkout / "build.log").exists()
     assert not (checkout / "vendor").exists()
     assert "not applied: vendor/: a nested git repository" in result.stdout
@@ -186,7 +188,7 @@ def test_added_deleted_and_executable_files_come_back_and_git_internals_do_not(
     assert not Path("/tmp", pwned).exists()  # host git never read the agent's `.git`
     assert " README.md | 1 -" in result.stdout
     assert " src/pkg/new.py (untracked, new)" in result.stdout
-    assert " host-link (untracked, new)" in result.stdout
+    assert " guide-link (untracked, new)" in result.stdout
 
 
 def test_a_run_stopped_by_the_step_limit_exits_non_zero(
@@ -203,6 +205,33 @@ def test_a_run_stopped_by_the_step_limit_exits_non_zero(
     assert "stopped (max_steps): it reached the limit of 1 steps" in result.stdout
     assert "review its partial changes" in result.stdout
     assert "Hi, " in (checkout / "hello.py").read_text()  # the partial work is left to review
+
+
+def test_a_pth_file_for_the_users_ignored_venv_is_set_aside_never_installed(
+    cli: Cli, checkout: Path, sandbox_env: dict[str, str]
+) -> None:
+    """The attacker's way into the user's machine: a `.pth` file runs whenever that Python
+    starts. The venv is git-ignored by the user's own rules, so it never went into the sandbox;
+    the agent force-adds a file there (and hides it from its own ignore rules) all the same."""
+    site = checkout / ".venv/lib/python3.11/site-packages"
+    site.mkdir(parents=True)
+    (checkout / ".git/info/exclude").write_text(".venv/\n")
+    pth = ".venv/lib/python3.11/site-packages/wrench-pwned.pth"
+    commands = (
+        "mkdir -p .venv/lib/python3.11/site-packages && printf '*\\n' > .venv/.gitignore"
+        f" && echo 'import os; os.system(\"touch /tmp/pwned\")' > {pth} && git add -f {pth}"
+    )
+    script = [tool_call("bash", {"command": commands}), finish("Set up the environment.")]
+
+    result, _ = run(cli, script, "--repo", str(checkout), "Set up", **sandbox_env)
+
+    assert result.returncode == 0, result.stderr
+    assert list(site.iterdir()) == [] and not (checkout / ".venv/.gitignore").exists()
+    saved = next(Path(cli.env["DATA_DIR"], "left-out").glob(f"*/{pth}"))
+    assert f"not applied: {pth}: new, and your checkout ignores it (saved in {saved}" in (
+        result.stdout
+    )
+    assert "wrench: the agent changed no files" in result.stdout
 
 
 def test_local_runs_without_docker_and_says_it_isolates_nothing(cli: Cli, checkout: Path) -> None:

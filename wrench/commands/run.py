@@ -17,12 +17,13 @@ from pathlib import Path
 from docker.errors import DockerException
 
 from sandbox.base import SandboxProvider
+from sandbox.boundary import ChangesRefused
 from sandbox.config import SandboxConfig
 from worker.agent import AgentConfig, LiteLLMModel, LLMConfig
-from worker.checkout_copy import Changes
 from worker.git import GitError
-from worker.local_git import LocalRepo
-from worker.local_run import LocalResult, LocalTools, run_on_checkout
+from worker.local.copy import Changes
+from worker.local.repo import LocalRepo
+from worker.local.run import LocalResult, LocalTools, run_on_checkout
 from worker.work import summary
 from wrench.commands import CommandError
 from wrench.commands.progress import ProgressLine
@@ -77,6 +78,7 @@ def command(args: argparse.Namespace) -> int:
             config=_agent_config(settings, args),
             redactor=redactor,
             trajectory=_trajectory(settings, repo, run_id),
+            set_aside=_set_aside(settings, repo, run_id),
             on_event=display,
             cancelled=interrupt,
             say=display.say,
@@ -88,7 +90,7 @@ def command(args: argparse.Namespace) -> int:
             display.end_line()
             print(INTERRUPTED, file=sys.stderr)
             return 130
-        except (GitError, OSError, DockerException) as error:
+        except (GitError, OSError, DockerException, ChangesRefused) as error:
             raise CommandError(f"the run failed, nothing was copied back: {error}") from None
     report(result, repo, tools.trajectory)
     return 0 if result.run.finished else 1
@@ -110,13 +112,10 @@ def _sandboxes(
     their own: the worker's reaper removes its instance's sandboxes that no rq job owns."""
     config = SandboxConfig.from_settings(settings)
     config = config.model_copy(update={"instance": f"{config.instance[:35]}-cli"})
-    if config.workspace_root.is_relative_to(repo.work_tree):
-        # Workspaces inside the checkout would be copied into themselves.
+    if config.slot_root.is_relative_to(repo.work_tree):
+        # The pool's claim files would show up as changes to the checkout.
         private = cleanup.enter_context(tempfile.TemporaryDirectory(prefix="wrench-run-"))
-        config = config.model_copy(update={"workspace_root": Path(private)})
-    if os.geteuid() != 0:
-        # Without root the workspace cannot be handed to another user: be this one inside.
-        config = config.model_copy(update={"uid": os.getuid(), "gid": os.getgid()})
+        config = config.model_copy(update={"slot_root": Path(private)})
     if local:
         from sandbox.local import LocalSandboxes
 
@@ -156,6 +155,15 @@ def _trajectory(settings: Settings, repo: LocalRepo, run_id: str) -> Path:
     fd, name = tempfile.mkstemp(prefix=f"wrench-{run_id}-", suffix=".jsonl")
     os.close(fd)
     return Path(name)
+
+
+def _set_aside(settings: Settings, repo: LocalRepo, run_id: str) -> Path:
+    """Where new files the checkout ignores are saved instead of applied: a private directory
+    under DATA_DIR (a temporary one when DATA_DIR lies in the checkout)."""
+    directory = settings.DATA_DIR.expanduser().resolve() / "left-out" / run_id
+    if directory.is_relative_to(repo.work_tree):
+        return Path(tempfile.mkdtemp(prefix=f"wrench-{run_id}-left-out-"))
+    return directory
 
 
 def report(result: LocalResult, repo: LocalRepo, trajectory: Path) -> None:

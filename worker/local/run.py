@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sandbox.base import SandboxProvider, WorkspaceSandbox
+from sandbox.boundary import ChangeLimits, WorkspaceArchive
 from worker.agent import (
     LLM,
     Agent,
@@ -18,9 +19,8 @@ from worker.agent import (
     RunResult,
     TrajectoryWriter,
 )
-from worker.checkout_copy import Changes, Snapshot, copy_back, copy_in
-from worker.git import GitError
-from worker.local_git import LocalRepo
+from worker.local.copy import Changes, Destination, Snapshot, copy_back, copy_in
+from worker.local.repo import LocalRepo
 from wrench.secrets import Redactor
 
 
@@ -33,6 +33,8 @@ class LocalTools:
     config: AgentConfig
     redactor: Redactor
     trajectory: Path
+    set_aside: Path
+    """A private directory for new files the checkout ignores, which are never applied."""
     on_event: Callable[[Event], None]
     """Sees every event of the run as it happens, for the live display."""
     cancelled: Callable[[], bool]
@@ -48,25 +50,30 @@ class LocalResult:
 
 def run_on_checkout(tools: LocalTools, repo: LocalRepo, task: str, run_id: str) -> LocalResult:
     """Run the agent on a copy of the checkout in a fresh sandbox and apply its changes to the
-    checkout, however the run ended. The sandbox is always removed; an interrupt (Ctrl-C twice)
-    leaves the checkout as it was."""
+    checkout, however the run ended. The sandbox is always removed, and stopped before its
+    changes are read; an interrupt (Ctrl-C twice) leaves the checkout as it was."""
     sandbox = tools.sandboxes.acquire(run_id)
     try:
         snapshot = _prepare(repo, sandbox, tools.say)
         run = _agent(tools, sandbox, task)
-        tools.say("copying the agent's changes back")
-        return LocalResult(run, _collect(repo, sandbox.host_workspace, snapshot))
+        tools.say("taking the agent's changes out of the sandbox")
+        changes = sandbox.take_changes(repo.head(), ChangeLimits())
     finally:
         sandbox.close()
+    root = os.stat(repo.work_tree)
+    to = Destination(repo.work_tree, (root.st_uid, root.st_gid), repo.ignored, tools.set_aside)
+    return LocalResult(run, copy_back(changes, snapshot, to))
 
 
 def _prepare(repo: LocalRepo, sandbox: WorkspaceSandbox, say: Callable[[str], None]) -> Snapshot:
     """The checkout's files (tracked, or untracked and not ignored) and a disposable `.git`."""
     files = repo.files()
     say(f"copying {len(files)} files of {repo.work_tree} into the sandbox")
-    snapshot = copy_in(repo.work_tree, files, sandbox.host_workspace)
-    repo.copy_git_dir(sandbox.host_workspace / ".git")
-    sandbox.adopt_workspace()
+    archive = WorkspaceArchive(sandbox.owner)
+    snapshot = copy_in(repo.work_tree, files, archive)
+    repo.add_git_dir(archive)
+    with archive.finish() as packed:
+        sandbox.put_workspace(packed)
     return snapshot
 
 
@@ -76,17 +83,3 @@ def _agent(tools: LocalTools, sandbox: WorkspaceSandbox, task: str) -> RunResult
         agent = Agent(tools.llm, tools.config)
         controller = AgentController(agent, sandbox, stream, tools.redactor, tools.cancelled)
         return controller.run(task)
-
-
-def _collect(repo: LocalRepo, workspace: Path, snapshot: Snapshot) -> Changes:
-    """Copy back what the agent changed; new files are those git neither tracks nor ignores."""
-    try:
-        new = repo.untracked(workspace)
-        unlisted = None
-    except GitError as error:
-        new, unlisted = [], str(error)
-    root = os.stat(repo.work_tree)
-    changes = copy_back(workspace, repo.work_tree, snapshot, new, (root.st_uid, root.st_gid))
-    if unlisted:
-        changes.skipped.append(("(new files)", f"could not list them: {unlisted}"))
-    return changes

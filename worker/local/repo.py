@@ -1,27 +1,28 @@
 """Host git on a checkout on this machine, hardened: its files, a disposable `.git`, a diff stat.
 
-Host git only ever uses the checkout's own git directory, which the agent never touches; the
-agent gets a copy of it (see `copy_git_dir`) to spoil as it likes, and that copy is thrown away
-with the sandbox, so nothing it writes there (hooks, `core.fsmonitor`, filters) runs on the host.
-Work trees may be the sandbox's workspace: git reads their `.gitignore` files, nothing more.
+Host git only ever uses the checkout's own git directory and work tree, which the agent never
+touches; the agent gets a copy of the git directory (see `add_git_dir`) to spoil as it likes,
+thrown away with the sandbox, so nothing it writes there (hooks, `core.fsmonitor`, filters)
+runs on the host.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import os
-import shutil
+import posixpath
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from sandbox.boundary import WorkspaceArchive
 from worker.git import HARDENING, GitError
 
 LIST_TIMEOUT_S = 120
 # Never copied into the sandbox: what could run code (hooks), other checkouts' state
-# (worktrees, modules), large stores the agent does not need, and locks.
-NOT_FOR_THE_AGENT = shutil.ignore_patterns(
-    "hooks", "worktrees", "modules", "lfs", "*.lock", "fsmonitor--daemon*", "config"
-)
+# (worktrees, modules), large stores the agent does not need, locks, and what we write.
+NOT_FOR_THE_AGENT = ("hooks", "worktrees", "modules", "lfs", "*.lock", "fsmonitor--daemon*")
+_WRITTEN = ("config", "HEAD", "index")
 
 
 def _env() -> dict[str, str]:
@@ -44,13 +45,23 @@ def _env() -> dict[str, str]:
     return env
 
 
-def _git(args: list[str], ok: tuple[int, ...] = (0,), timeout: float = LIST_TIMEOUT_S) -> str:
+def _git(
+    args: list[str],
+    ok: tuple[int, ...] = (0,),
+    stdin: bytes | None = None,
+    env: dict[str, str] | None = None,
+) -> str:
     try:
         proc = subprocess.run(
-            ["git", *args], env=_env(), capture_output=True, timeout=timeout, check=False
+            ["git", *args],
+            env=_env() | (env or {}),
+            input=stdin,
+            capture_output=True,
+            timeout=LIST_TIMEOUT_S,
+            check=False,
         )
     except subprocess.TimeoutExpired:
-        raise GitError(f"git {_subcommand(args)} took longer than {timeout:g} s") from None
+        raise GitError(f"git {_subcommand(args)} took longer than {LIST_TIMEOUT_S} s") from None
     if proc.returncode not in ok:
         message = proc.stderr.decode(errors="replace").strip()
         raise GitError(f"git {_subcommand(args)} failed: {message}")
@@ -89,10 +100,16 @@ class LocalRepo:
         top, git_dir, common = out.splitlines()[:3]
         return cls(Path(top), Path(git_dir), Path(common))
 
-    def git(self, *args: str, work_tree: Path | None = None, ok: tuple[int, ...] = (0,)) -> str:
-        """git with this repository's git directory over its own work tree or another one."""
-        tree = work_tree or self.work_tree
-        return _git([f"--git-dir={self.git_dir}", f"--work-tree={tree}", *args], ok)
+    def git(
+        self,
+        *args: str,
+        ok: tuple[int, ...] = (0,),
+        stdin: bytes | None = None,
+        env: dict[str, str] | None = None,
+    ) -> str:
+        """git with this repository's git directory over its own work tree."""
+        command = [f"--git-dir={self.git_dir}", f"--work-tree={self.work_tree}", *args]
+        return _git(command, ok, stdin, env)
 
     def files(self) -> list[str]:
         """Tracked files and untracked ones that are not ignored, as git lists them."""
@@ -101,21 +118,34 @@ class LocalRepo:
     def tracked(self) -> set[str]:
         return set(_paths(self.git("ls-files", "-z", "--cached")))
 
-    def untracked(self, work_tree: Path) -> list[str]:
-        """Files of another work tree (the agent's) that this repository neither tracks nor
-        ignores; a nested repository shows as its directory, with a trailing `/`."""
-        listing = self.git("ls-files", "-z", "--others", "--exclude-standard", work_tree=work_tree)
-        return _paths(listing)
+    def head(self) -> str | None:
+        """The commit checked out, or None in a repository without commits."""
+        out = self.git("rev-parse", "--verify", "--quiet", "HEAD", ok=(0, 1)).strip()
+        return out or None
 
-    def copy_git_dir(self, target: Path) -> None:
-        """A `.git` at `target` for the agent's own `git diff` and `git status`: objects, refs,
-        this work tree's HEAD and index, and a config holding only the repository format, so
-        that no remote URL, credential or hook of the user's reaches the sandbox."""
-        shutil.copytree(self.common_dir, target, symlinks=True, ignore=NOT_FOR_THE_AGENT)
+    def ignored(self, paths: list[str]) -> set[str]:
+        """Those of the paths the checkout's own ignore rules (its `.gitignore` files, info
+        exclude and the user's global excludes) ignore."""
+        # check-ignore refuses literal pathspecs; `./` keeps a leading `:` from being magic.
+        listing = "".join(f"./{path}\0" for path in paths).encode("utf-8", "surrogateescape")
+        args = ["check-ignore", "-z", "--stdin"]
+        out = self.git(*args, ok=(0, 1), stdin=listing, env={"GIT_LITERAL_PATHSPECS": "0"})
+        return {path.removeprefix("./") for path in _paths(out)}
+
+    def add_git_dir(self, archive: WorkspaceArchive) -> None:
+        """A `.git` in the archive for the agent's own `git diff` and `git status`: objects,
+        refs, this work tree's HEAD and index, and a config holding only the repository format,
+        so that no remote URL, credential or hook of the user's reaches the sandbox."""
+
+        def skip(path: str) -> bool:
+            name = posixpath.basename(path)
+            return path in _WRITTEN or any(fnmatch.fnmatch(name, p) for p in NOT_FOR_THE_AGENT)
+
+        archive.tree(self.common_dir, ".git", skip=skip)
         for name in ("HEAD", "index"):
             if (self.git_dir / name).is_file():
-                shutil.copyfile(self.git_dir / name, target / name)
-        (target / "config").write_text(self._format_config())
+                archive.data(f".git/{name}", (self.git_dir / name).read_bytes())
+        archive.data(".git/config", self._format_config().encode())
 
     def _format_config(self) -> str:
         version = self.git("config", "--get", "core.repositoryformatversion", ok=(0, 1)).strip()

@@ -1,8 +1,9 @@
 """Files beneath a directory, reached from directory descriptors without ever following a link.
 
-For trees that untrusted code may still be changing (a sandbox's workspace): every component is
-opened with O_NOFOLLOW, only regular files and links are read, a FIFO is never waited on, and a
-file is replaced by renaming a finished copy over it.
+For the user's checkout, which `wrench run` reads from and writes the agent's changes into:
+every component is opened with O_NOFOLLOW, so a link in a path can never take a write (or a
+read) outside the tree; only regular files and links are read, a FIFO is never waited on, and
+a file is replaced by renaming a finished copy over it.
 """
 
 from __future__ import annotations
@@ -18,12 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from sandbox.files import Owner, UnsafePath, open_beneath
-
 CHUNK = 1024 * 1024
 _FILE = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
 _NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _LINKED = (errno.ELOOP, errno.ENOTDIR)
+Owner = tuple[int, int]
 
 
 class Refused(Exception):
@@ -166,13 +167,31 @@ def _open_at(parent: int, name: str) -> Source | None:
 def parent_of(
     root: Path, parts: list[str], make: tuple[int, Owner | None] | None = None
 ) -> Iterator[int]:
-    """A descriptor of the directory holding root/parts, walked without following links;
-    with `make` (mode, owner), missing directories are created."""
+    """A descriptor of the directory holding root/parts, walked one component at a time
+    without following links (Refused where one is a link or not a directory); with `make`
+    (mode, owner: None for this process), missing directories are created."""
+    fd = os.open(root, _DIRECTORY)
     try:
-        fd = open_beneath(root, parts[:-1], make)
-    except UnsafePath as error:
-        raise Refused(f"{error}: a link or a file, not a directory") from None
-    try:
+        for part in parts[:-1]:
+            if make is not None:
+                _mkdir(fd, part, *make)
+            try:
+                child = os.open(part, _DIRECTORY, dir_fd=fd)
+            except OSError as error:
+                if error.errno not in _LINKED:
+                    raise
+                raise Refused(f"{part}: a link or a file, not a directory") from None
+            os.close(fd)
+            fd = child
         yield fd
     finally:
         os.close(fd)
+
+
+def _mkdir(parent: int, name: str, mode: int, owner: Owner | None) -> None:
+    try:
+        os.mkdir(name, mode, dir_fd=parent)
+    except FileExistsError:
+        return
+    if owner is not None and os.geteuid() == 0:
+        os.chown(name, *owner, dir_fd=parent, follow_symlinks=False)
