@@ -114,8 +114,12 @@ class Stack:
         """What the `web` or `worker` process printed."""
         return (self.workdir / f"{name}.log").read_text()
 
+    def engine(self) -> docker.DockerClient:
+        """The Docker engine the stack's worker uses (DOCKER_HOST, when the test sets one)."""
+        return engine_client(self.env)
+
     def containers(self) -> list:
-        client = docker.from_env()
+        client = self.engine()
         found = client.containers.list(
             all=True, filters={"label": f"wrench.instance={self.instance}"}
         )
@@ -210,13 +214,19 @@ def running_stack(
             stack.wait_for(
                 lambda: not any(Path(f"/proc/{pid}").exists() for pid in maintenance), timeout_s=10
             )
-            purge(docker.from_env(), instance)
+            purge(engine_client(env), instance)
 
 
 @pytest.fixture
 def stack(tmp_path, redis_url, redis, sandbox_image) -> Iterator[Stack]:
     with running_stack(tmp_path, redis_url, sandbox_image, f"e2e-{secrets.token_hex(3)}") as s:
         yield s
+
+
+def engine_client(env: dict[str, str]) -> docker.DockerClient:
+    if "DOCKER_HOST" in env:
+        return docker.DockerClient(base_url=env["DOCKER_HOST"])
+    return docker.from_env()
 
 
 def _up(url: str) -> bool:
