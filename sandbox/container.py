@@ -57,7 +57,7 @@ def options(config: SandboxConfig) -> dict[str, Any]:
         "read_only": True,
         "tmpfs": {"/tmp": tmpfs, HOME: home},
         # No host path inside, ever (nor the Docker socket): files travel through the API.
-        "mounts": [docker.types.Mount(target=WORKSPACE, source=None, type="volume")],
+        "mounts": [workspace_volume({})],
         "mem_limit": memory,
         "memswap_limit": memory,  # equal to the memory limit: no swap to escape into
         "nano_cpus": int(config.cpus * 1e9),
@@ -70,6 +70,12 @@ def options(config: SandboxConfig) -> dict[str, Any]:
         "oom_score_adj": 500,
         "runtime": config.runtime,
     }
+
+
+def workspace_volume(labels: dict[str, str]) -> docker.types.Mount:
+    """The workspace: a volume the engine creates with the container, labelled so that it can
+    be removed on its own once the container is gone."""
+    return docker.types.Mount(target=WORKSPACE, source=None, type="volume", labels=labels)
 
 
 def pool_key(config: SandboxConfig) -> str:
@@ -97,7 +103,10 @@ def start(
         POOL: key,
     }
     name = container_name(config, slot, job_id)
-    created = client.containers.create(name=name, labels=labels, **options(config))
+    shaped = options(config) | {
+        "mounts": [workspace_volume({INSTANCE: config.instance, SLOT: slot.name})]
+    }
+    created = client.containers.create(name=name, labels=labels, **shaped)
     try:
         created.start()
     except Exception:
@@ -106,10 +115,25 @@ def start(
     return created
 
 
-def remove(client: docker.DockerClient, container_id: str) -> None:
-    """Kill and remove a container with its anonymous volumes; fine if already gone."""
+def remove(client: docker.DockerClient, container_id: str, volumes: bool = True) -> None:
+    """Kill and remove a container, with its workspace volume unless told not to (deleting a
+    big workspace takes the engine a while; `remove_volumes` can do it later); fine if gone."""
+    _quietly(lambda: client.api.remove_container(container_id, force=True, v=volumes))
+
+
+def remove_volumes(client: docker.DockerClient, instance: str, slot: str | None = None) -> int:
+    """Remove the instance's workspace volumes no container uses (of one slot, if given)."""
+    filters = {"label": [f"{INSTANCE}={instance}"] + ([f"{SLOT}={slot}"] if slot else [])}
+    found = client.api.volumes(filters={**filters, "dangling": True})["Volumes"] or []
+    for volume in found:
+        _quietly(lambda name=volume["Name"]: client.api.remove_volume(name))
+    return len(found)
+
+
+def _quietly(action) -> None:
+    """Run a removal; gone already, or being removed by another process, is fine."""
     try:
-        client.api.remove_container(container_id, force=True, v=True)
+        action()
     except NotFound:
         pass
     except APIError as error:

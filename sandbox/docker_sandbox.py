@@ -102,13 +102,14 @@ class DockerSandbox:
 
     def take_changes(self, base: str | None, limits: ChangeLimits) -> ChangeSet:
         """Collect the changes in the sandbox, stop every process in it, fetch the result as an
-        archive, remove the container, and only then read what came out."""
+        archive, remove the container, and only then read what came out. (The workspace volume
+        goes with `close`, after publishing: deleting a big one takes the engine a while.)"""
         status = self._collect(base)
         self._stop()
         try:
             archive = self._fetch(limits)
         finally:
-            self.close()
+            container.remove(self._client, self.container_id, volumes=False)
         with archive:
             if status != 0:
                 raise ChangesRefused(FAILURES.get(status, f"collecting failed ({status})"))
@@ -166,6 +167,7 @@ class DockerSandbox:
         self._closed = True
         self._shell.close()
         container.remove(self._client, self.container_id)
+        container.remove_volumes(self._client, self._config.instance, self.slot.name)
         self.slot.remove()
 
     def open_shell(self) -> DockerExec:

@@ -36,7 +36,8 @@ def reap(
 
     Dead are: containers whose job `job_alive` says is gone (or whose slot directory is),
     idle pool containers older than `config.pool_max_idle_s` (so a new image reaches the pool)
-    or never marked ready, and slot directories that no container uses.
+    or never marked ready, slot directories that no container uses, and workspace volumes
+    whose container is gone (their changes were taken before it went).
     """
     now = now or time.time()
     label = f"{container.INSTANCE}={config.instance}"
@@ -57,6 +58,7 @@ def reap(
     for slot in slots(config.slot_root, config.instance):
         if slot.name not in in_use and slot.age_s(now) > STARTING_GRACE_S:
             slot.remove()
+    container.remove_volumes(client, config.instance)
     if removed:
         log.info("reaped %d sandbox containers", len(removed))
     return removed

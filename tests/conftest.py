@@ -103,10 +103,12 @@ TEST_RECIPE = ImageRecipe(
 
 
 def purge(client: docker.DockerClient, instance: str) -> list[str]:
-    """Remove every container of an instance; the names of those that were left."""
+    """Remove every container (and workspace volume) of an instance; the names of the
+    containers that were left."""
     found = client.containers.list(all=True, filters={"label": f"{container.INSTANCE}={instance}"})
     for leftover in found:
         container.remove(client, leftover.id)
+    container.remove_volumes(client, instance)
     return [leftover.name for leftover in found]
 
 

@@ -17,6 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
+MIB = 2**20
+
 
 class WorkspaceArchive:
     """A tar archive under construction, spooled to an anonymous temporary file."""
@@ -25,7 +27,11 @@ class WorkspaceArchive:
         self._uid, self._gid = owner
         self._file = tempfile.TemporaryFile()
         self._tar = tarfile.open(
-            fileobj=self._file, mode="w", format=tarfile.PAX_FORMAT, errors="surrogateescape"
+            fileobj=self._file,
+            mode="w",
+            format=tarfile.GNU_FORMAT,
+            errors="surrogateescape",
+            copybufsize=MIB,
         )
         self._directories: set[str] = set()
         self._now = int(time.time())

@@ -169,6 +169,11 @@ def test_nothing_is_read_before_every_process_in_the_sandbox_has_stopped(
     assert actions.index("die") < actions.index("archive-path") < actions.index("destroy")
     with pytest.raises(NotFound):
         docker_client.api.inspect_container(sandbox.container_id)
+    # The workspace volume outlives its container until `close`, which takes it too.
+    label = {"label": f"wrench.slot={sandbox.slot.name}"}
+    assert len(docker_client.api.volumes(filters=label)["Volumes"] or []) == 1
+    sandbox.close()
+    assert not docker_client.api.volumes(filters=label)["Volumes"]
 
 
 @pytest.mark.parametrize("attempt", range(15))

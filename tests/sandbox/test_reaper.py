@@ -17,6 +17,7 @@ from sandbox.config import SandboxConfig
 from sandbox.pool import WarmPool
 from sandbox.reaper import STARTING_GRACE_S, reap
 from sandbox.slots import Slot, slots
+from tests.conftest import purge
 
 
 def crashing_worker(config: SandboxConfig, out: Connection) -> None:
