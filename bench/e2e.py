@@ -29,7 +29,17 @@ from tests.e2e.conftest import REPO, Stack, issue_labeled, running_stack  # noqa
 from tests.fakes.openai_server import tool_call  # noqa: E402
 from wrench import events  # noqa: E402
 
-STAGES = ("queue_wait", "token", "acquire", "clone", "setup", "agent", "publish")
+STAGES = (
+    "queue_wait",
+    "token",
+    "acquire",
+    "clone",
+    "copy_in",
+    "setup",
+    "agent",
+    "collect",
+    "publish",
+)
 
 
 def ten_steps() -> list:

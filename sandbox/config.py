@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -9,6 +11,26 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 if TYPE_CHECKING:
     from wrench.settings import Settings
+
+
+INSTANCE_PATTERN = r"^[a-z0-9][a-z0-9_.-]{0,39}$"
+INSTANCE_FILE = "instance"
+
+
+def deployment_instance(data_dir: Path) -> str:
+    """This deployment's own label namespace: made up once and kept in `DATA_DIR/instance`, so
+    that two deployments sharing an engine never take each other's sandboxes for their own."""
+    path = data_dir / INSTANCE_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with open(path, "x") as made:  # the first process of a new deployment writes it
+            made.write(f"w-{secrets.token_hex(4)}\n")
+    except FileExistsError:
+        pass
+    instance = path.read_text().strip()
+    if not re.fullmatch(INSTANCE_PATTERN, instance):
+        raise ValueError(f"{path} does not hold a sandbox instance name: remove it to make one")
+    return instance
 
 
 class SandboxConfig(BaseModel):
@@ -40,7 +62,7 @@ class SandboxConfig(BaseModel):
     """Bytes kept from the start of a command's output."""
     output_tail_bytes: int = Field(10_000, ge=0)
     """Bytes kept from the end of a command's output; what lies between is cut and counted."""
-    instance: str = Field("wrench", pattern=r"^[a-z0-9][a-z0-9_.-]{0,39}$")
+    instance: str = Field("wrench", pattern=INSTANCE_PATTERN)
     """Label namespace: the pool and the reaper only touch containers carrying this instance."""
     slot_root: Path = Field(Path("var/sandboxes"), validate_default=True)
     """Host directory where the pool keeps one small claim directory per sandbox (never mounted
@@ -66,7 +88,7 @@ class SandboxConfig(BaseModel):
             pids_limit=settings.SANDBOX_PIDS,
             network=settings.SANDBOX_NETWORK,
             runtime=settings.SANDBOX_RUNTIME or None,
-            instance=settings.SANDBOX_INSTANCE,
+            instance=settings.SANDBOX_INSTANCE or deployment_instance(settings.DATA_DIR),
             slot_root=settings.DATA_DIR / "sandboxes",
             pool_size=settings.SANDBOX_POOL_SIZE,
         )

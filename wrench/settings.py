@@ -132,8 +132,9 @@ class Settings(BaseSettings):
     """CPUs per sandbox (1.5 means one and a half cores)."""
     SANDBOX_PIDS: int = Field(512, ge=16)
     """Most processes per sandbox, so a fork bomb stalls inside it."""
-    SANDBOX_INSTANCE: str = Field("wrench", pattern=r"^[a-z0-9][a-z0-9_.-]{0,39}$")
-    """Label namespace of this deployment's containers: one per deployment sharing an engine."""
+    SANDBOX_INSTANCE: str | None = Field(None, pattern=r"^[a-z0-9][a-z0-9_.-]{0,39}$")
+    """Label namespace of this deployment's containers; by default one made up once and kept in
+    `DATA_DIR/instance`, so that deployments sharing an engine never touch each other's."""
 
 
 def load_settings(**overrides: object) -> Settings:

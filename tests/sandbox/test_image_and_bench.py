@@ -85,7 +85,7 @@ def test_our_image_is_tagged_under_the_requested_name(
 def test_the_benchmark_prints_every_figure(sandbox_image: str) -> None:
     bench = Path(ROOT) / "bench" / "sandbox.py"
     done = subprocess.run(
-        [sys.executable, str(bench), "--runs", "2", "--image", sandbox_image],
+        [sys.executable, str(bench), "--runs", "2", "--image", sandbox_image, "--repo-mb", "2"],
         capture_output=True,
         text=True,
         timeout=120,
@@ -98,3 +98,4 @@ def test_the_benchmark_prints_every_figure(sandbox_image: str) -> None:
     for figure in ("cold_start_to_first_command", "warm_acquire_to_first_command"):
         assert {f"{figure}_p50", f"{figure}_p99"} <= names
     assert "command_round_trip_p50" in names
+    assert {"copy_in_2mb_repo_p99", "copy_out_1mb_change_p99"} <= names

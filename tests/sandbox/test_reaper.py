@@ -82,6 +82,60 @@ def test_orphaned_slot_directories_are_removed_after_a_grace(
     assert not orphan.path.exists()
 
 
+def test_workspace_volumes_whose_container_is_gone_are_removed(
+    docker_client: docker.DockerClient, fresh_config: SandboxConfig, sandbox_config: SandboxConfig
+) -> None:
+    """A worker that died between taking a sandbox's changes and closing it leaves a volume."""
+    ours = WarmPool(docker_client, fresh_config).acquire("took-its-changes")
+    theirs = WarmPool(docker_client, sandbox_config).acquire("another-instance")
+    try:
+        for sandbox in (ours, theirs):
+            sandbox.run("echo data > kept.txt")
+            container.remove(docker_client, sandbox.container_id, volumes=False)
+
+        def volumes(instance: str) -> list:
+            label = {"label": f"{container.INSTANCE}={instance}"}
+            return docker_client.api.volumes(filters=label)["Volumes"] or []
+
+        assert len(volumes(fresh_config.instance)) == 1
+        reap(docker_client, fresh_config, job_alive=lambda job: True)
+        assert volumes(fresh_config.instance) == []
+        assert len(volumes(sandbox_config.instance)) == 1  # another instance's: left alone
+    finally:
+        ours.close()
+        theirs.close()
+
+
+def test_two_deployments_on_one_engine_keep_out_of_each_others_way(
+    docker_client: docker.DockerClient, sandbox_image: str, tmp_path
+) -> None:
+    """Staging and production (or a developer's `wrench run`) on one engine, with the default
+    instance: each deployment makes up its own once, and its reaper touches no other's."""
+    from sandbox.config import deployment_instance
+    from wrench.settings import Settings
+
+    def deployment(name: str) -> SandboxConfig:
+        settings = Settings(_env_file=None, DATA_DIR=tmp_path / name, SANDBOX_IMAGE=sandbox_image)
+        return SandboxConfig.from_settings(settings).model_copy(update={"pool_size": 1})
+
+    production, staging = deployment("production"), deployment("staging")
+    assert production.instance != staging.instance
+    assert production.instance == deployment("production").instance  # kept, not remade
+    assert deployment_instance(tmp_path / "production") == production.instance
+    busy = WarmPool(docker_client, production).acquire("a-long-job")
+    try:
+        WarmPool(docker_client, staging).refill()
+        later = time.time() + production.pool_max_idle_s + 1
+        # Staging's reaper, knowing no job of production's, at a time that makes idle ones stale.
+        reap(docker_client, staging, job_alive=lambda job: False, now=later)
+        assert exists(docker_client, busy.container_id)
+        assert busy.run("echo still mine").output == "still mine\n"
+    finally:
+        busy.close()
+        purge(docker_client, staging.instance)
+        purge(docker_client, production.instance)
+
+
 def test_other_instances_are_never_touched(
     docker_client: docker.DockerClient, fresh_config: SandboxConfig, sandbox_config: SandboxConfig
 ) -> None:
