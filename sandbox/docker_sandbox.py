@@ -115,10 +115,27 @@ class DockerSandbox:
                 raise ChangesRefused(FAILURES.get(status, f"collecting failed ({status})"))
             return read_changes(archive, limits)
 
-    def _collect(self, base: str | None) -> int | None:
-        """Run the collect script as a fresh process; its exit status (None: it ran too long)."""
+    def _collect(self, base: str | None) -> int:
+        """Run the collect script as a fresh process; its exit status (124: it ran too long).
+
+        When it cannot run or fails (a fork bomb left behind holds every pid, say), the
+        container is restarted and it runs once more: everything in the container dies with
+        the restart, the workspace volume stays."""
+        try:
+            status = self._run_to_end(collect_command(base))
+        except APIError as error:
+            status, why = None, str(error)
+        else:
+            why = f"exit status {status}"
+        if status == 0:
+            return status
+        log.warning("restarting %s to collect its changes (%s)", self.container_id[:12], why)
+        self._client.api.restart(self.container_id, timeout=0)
+        return self._run_to_end(collect_command(base))
+
+    def _run_to_end(self, command: list[str]) -> int:
         api = self._client.api
-        exec_id = api.exec_create(self.container_id, collect_command(base))["Id"]
+        exec_id = api.exec_create(self.container_id, command)["Id"]
         api.exec_start(exec_id, detach=True)
         deadline = time.monotonic() + COLLECT_TIMEOUT_S + 10
         while time.monotonic() < deadline:
@@ -126,7 +143,7 @@ class DockerSandbox:
             if not info["Running"]:
                 return info["ExitCode"]
             time.sleep(0.02)
-        return None
+        return 124
 
     def _stop(self) -> None:
         """Kill every process in the container (init first, so the whole pid namespace goes)."""

@@ -144,6 +144,22 @@ def test_a_broken_git_directory_is_a_clear_refusal(
         box.take_changes(checkout.base, ChangeLimits())
 
 
+def test_a_fork_bomb_left_behind_does_not_keep_the_changes_in(
+    docker_client: docker.DockerClient, fresh_config: SandboxConfig, checkout: Checkout
+) -> None:
+    sandbox = DockerSandbox.create(docker_client, fresh_config, job_id="bomb")
+    try:
+        with checkout.archive(sandbox.owner) as archive:
+            sandbox.put_workspace(archive)
+        run(sandbox, "echo kept > kept.txt")
+        sandbox.run("bomb() { bomb | bomb & }; (bomb) >/dev/null 2>&1 &", timeout=5)
+        time.sleep(1)
+        changes = sandbox.take_changes(checkout.base, ChangeLimits())
+    finally:
+        sandbox.close()
+    assert [(c.path, c.content) for c in changes.changes] == [("kept.txt", b"kept\n")]
+
+
 def test_nothing_is_read_before_every_process_in_the_sandbox_has_stopped(
     docker_client: docker.DockerClient, fresh_config: SandboxConfig, checkout: Checkout
 ) -> None:
