@@ -90,8 +90,7 @@ def test_a_job_runs_on_a_remote_engine_and_no_container_has_a_bind_mount(
     finally:
         events.close()
         watcher.join(10)
-    jobs = [c for c in inspected if c["Config"]["Labels"].get("wrench.job")]
-    assert jobs and len(inspected) >= 2  # the pool's and the job's
+    assert inspected  # the pool's, one of which the job took (or a cold one of its own)
     for container in inspected:
         assert container["HostConfig"]["Binds"] in (None, [])
         assert [m["Type"] for m in container["Mounts"]] == ["volume"]
